@@ -1,0 +1,55 @@
+import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { documents } from '../clients.ts';
+import { tableName } from '../config.ts';
+
+const TABLE = tableName('apiKeys');
+
+export interface ApiKey {
+  /** SHA-256 of the token, hex. The token itself is never stored. */
+  token_hash: string;
+  /** Public handle for listing and revoking, e.g. `key_3f9c…`. */
+  key_id: string;
+  account_id: number;
+  name: string;
+  created_at: string;
+  revoked_at?: string;
+}
+
+export async function findApiKey(tokenHash: string): Promise<ApiKey | undefined> {
+  const { Item } = await documents.send(new GetCommand({ TableName: TABLE, Key: { token_hash: tokenHash } }));
+  return Item as ApiKey | undefined;
+}
+
+export async function saveApiKey(key: ApiKey): Promise<void> {
+  await documents.send(
+    new PutCommand({ TableName: TABLE, Item: key, ConditionExpression: 'attribute_not_exists(token_hash)' }),
+  );
+}
+
+/** For the token tool only: the table holds one item per token, so a scan stays small. */
+export async function listApiKeys(): Promise<ApiKey[]> {
+  const keys: ApiKey[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documents.send(new ScanCommand({ TableName: TABLE, ExclusiveStartKey: start }));
+    keys.push(...((page.Items ?? []) as ApiKey[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return keys.sort((a, b) => a.account_id - b.account_id || a.created_at.localeCompare(b.created_at));
+}
+
+/** Marks a key revoked; returns false when no such key exists. Revoking twice keeps the first date. */
+export async function revokeApiKey(keyId: string, now: Date): Promise<ApiKey | undefined> {
+  const key = (await listApiKeys()).find((k) => k.key_id === keyId);
+  if (!key) return undefined;
+  const { Attributes } = await documents.send(
+    new UpdateCommand({
+      TableName: TABLE,
+      Key: { token_hash: key.token_hash },
+      UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
+      ExpressionAttributeValues: { ':now': now.toISOString() },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return Attributes as ApiKey;
+}

@@ -1,0 +1,103 @@
+/**
+ * Errors a handler or middleware throws. One error handler (see api.ts) turns each into the
+ * host's error body; a message is shown to the client only below 500.
+ */
+export interface Problem {
+  readonly message: string;
+  /** Dotted path of the one field at fault, e.g. `code_generator.code_length`. */
+  readonly field?: string;
+}
+
+/** Stable machine-readable names, used as `message_id` on the pos host and in logs. */
+export type ErrorCode =
+  | 'bad_request'
+  | 'unauthorized'
+  | 'not_found'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'validation_failed'
+  | 'service_unavailable'
+  | 'internal_error';
+
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: ErrorCode,
+    readonly problems: readonly Problem[],
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(problems.map((p) => p.message).join('; '));
+    this.name = 'HttpError';
+  }
+}
+
+const single = (message: string, field?: string): Problem[] => [field ? { message, field } : { message }];
+
+export const badRequest = (message: string, field?: string) =>
+  new HttpError(400, 'bad_request', single(message, field));
+
+export const unauthorized = () =>
+  new HttpError(401, 'unauthorized', single('A valid X-Auth-Token header is required'));
+
+export const notFound = (message = 'Not found') => new HttpError(404, 'not_found', single(message));
+
+export const conflict = (message: string) => new HttpError(409, 'conflict', single(message));
+
+export const payloadTooLarge = (limitBytes: number) =>
+  new HttpError(413, 'payload_too_large', single(`Request body exceeds ${limitBytes} bytes`));
+
+export const unsupportedMediaType = () =>
+  new HttpError(415, 'unsupported_media_type', single('Content-Type must be application/json'));
+
+export const validationFailed = (problems: readonly Problem[]) =>
+  new HttpError(422, 'validation_failed', problems);
+
+export const serviceUnavailable = (retryAfterSeconds = 1) =>
+  new HttpError(
+    503,
+    'service_unavailable',
+    single('The service is temporarily unavailable; retry after the Retry-After delay'),
+    retryAfterSeconds,
+  );
+
+/**
+ * Faults of the database or the network that a retry can cure: they answer 503 with
+ * Retry-After. Everything else that is not an HttpError is a bug and answers 500.
+ */
+const TRANSIENT_ERROR_NAMES = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'LimitExceededException',
+  'InternalServerError',
+  'InternalFailure',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'TransactionConflictException',
+  'TransactionInProgressException',
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+]);
+
+const TRANSIENT_NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+]);
+
+export function isTransientFault(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
+  if (e.name && TRANSIENT_ERROR_NAMES.has(e.name)) return true;
+  if (e.code && TRANSIENT_NETWORK_CODES.has(e.code)) return true;
+  const status = e.$metadata?.httpStatusCode;
+  return status !== undefined && status >= 500;
+}

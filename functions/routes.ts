@@ -1,0 +1,94 @@
+import type { TableId } from './commons/tables.ts';
+
+/**
+ * The route table: every operation of tillgate, declared once. The CDK stack builds one API
+ * Gateway method and one Lambda function per row (with grants from `tables`), the local server
+ * routes requests with it, and the tests walk it.
+ */
+export type HostId = 'core' | 'pos';
+
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+
+/** `read` grants reads only; `write` grants reads and writes. */
+export type TableAccess = 'read' | 'write';
+
+export interface Route {
+  /** Names the operation everywhere: function, log field, metric dimension, OpenAPI operationId. */
+  readonly operationId: string;
+  readonly host: HostId;
+  readonly method: HttpMethod;
+  /** API Gateway resource path, parameters in braces. */
+  readonly path: string;
+  /** Handler module, relative to the repository root; it exports `handler`. */
+  readonly entry: string;
+  readonly tables: Readonly<Partial<Record<TableId, TableAccess>>>;
+  readonly summary: string;
+}
+
+export interface Host {
+  readonly id: HostId;
+  readonly versionPrefix: string;
+  readonly description: string;
+  /** Port of this host on the local stack (`npm start`). */
+  readonly localPort: number;
+}
+
+export const hosts: Readonly<Record<HostId, Host>> = {
+  core: {
+    id: 'core',
+    versionPrefix: '/v1.0',
+    description: 'Back-office integrations: code generators and event records.',
+    localPort: 3000,
+  },
+  pos: {
+    id: 'pos',
+    versionPrefix: '/v2.0',
+    description: 'Point-of-sale agents: voided transactions.',
+    localPort: 3001,
+  },
+};
+
+export const routes: readonly Route[] = [
+  {
+    operationId: 'createCodeGenerator',
+    host: 'core',
+    method: 'POST',
+    path: '/v1.0/codegen',
+    entry: 'functions/create-code-generator.ts',
+    tables: {
+      apiKeys: 'read',
+      counters: 'write',
+      codeGenerators: 'write',
+      events: 'write',
+      idempotencyKeys: 'write',
+    },
+    summary: 'Create a code generator',
+  },
+  {
+    operationId: 'getEvent',
+    host: 'core',
+    method: 'GET',
+    path: '/v1.0/events/{id}',
+    entry: 'functions/get-event.ts',
+    tables: { apiKeys: 'read', events: 'read' },
+    summary: 'Retrieve an event record',
+  },
+  {
+    operationId: 'deleteEvent',
+    host: 'core',
+    method: 'DELETE',
+    path: '/v1.0/events/{id}',
+    entry: 'functions/delete-event.ts',
+    tables: { apiKeys: 'read', events: 'write' },
+    summary: 'Acknowledge (delete) an event record',
+  },
+  {
+    operationId: 'voidTransaction',
+    host: 'pos',
+    method: 'POST',
+    path: '/v2.0/voided_transactions',
+    entry: 'functions/void-transaction.ts',
+    tables: { apiKeys: 'read', counters: 'write', voidedTransactions: 'write', events: 'write' },
+    summary: 'Void a point-of-sale transaction',
+  },
+];

