@@ -59,7 +59,7 @@ export const handler = api<CodeGeneratorInput>({ host: 'core', operationId: 'cre
     if (stored.request_hash !== requestHash) {
       throw conflict('Idempotency-Key was already used with a different request body');
     }
-    const reply: Reply = { statusCode: stored.status_code, body: stored.body, location: stored.location };
+    const reply: Reply = { statusCode: stored.status_code, rawJson: stored.body, location: stored.location };
     return isNew ? reply : { ...reply, replayed: true };
   });
 
@@ -71,7 +71,7 @@ async function createCodeGenerator(
   accountId: number,
   input: CodeGeneratorInput,
   now = new Date(),
-  remember?: (reply: Reply & { body: unknown }) => ReturnType<typeof newStoredResponse>,
+  remember?: (reply: { statusCode: number; body: string; location: string }) => ReturnType<typeof newStoredResponse>,
 ) {
   const ids = await nextIds('code_generator', 'event');
   const timestamp = now.toISOString();
@@ -83,7 +83,7 @@ async function createCodeGenerator(
     updated_at: timestamp,
   };
   const reply = created(`/v1.0/codegen/${generator.id}`, { code_generator: presentCodeGenerator(generator) });
-  const stored = remember?.({ ...reply, body: reply.body });
+  const stored = remember?.({ statusCode: reply.statusCode, body: JSON.stringify(reply.body), location: reply.location! });
   const outcome = await writeTogether([
     putCodeGenerator(generator),
     putEvent(newEvent(ids.event, accountId, 'code_generator.created', String(generator.id), now)),

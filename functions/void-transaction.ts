@@ -1,4 +1,4 @@
-import { api, ok } from '#commons/api';
+import { api } from '#commons/api';
 import { newEvent, putEvent } from '#commons/data/events';
 import { nextIds } from '#commons/data/ids';
 import { readOrCreate, writeTogether } from '#commons/data/transactions';
@@ -55,7 +55,8 @@ export const handler = api<TransactionInput>({ host: 'pos', operationId: 'voidTr
         return { outcome, value: record };
       },
     );
-    return created ? ok(value.response) : { ...ok(value.response), replayed: true };
+    const reply = { statusCode: 200, rawJson: value.response };
+    return created ? reply : { ...reply, replayed: true };
   });
 
 /** How an event names the void it records: `site_id/pos_transaction_id`. */
@@ -71,7 +72,7 @@ function newVoid(key: string, accountId: number, transaction: TransactionInput, 
     event_id: eventId,
     voided_at: voidedAt,
     transaction,
-    response: {
+    response: JSON.stringify({
       transaction: {
         errors: [],
         display_messages: [
@@ -89,6 +90,6 @@ function newVoid(key: string, accountId: number, transaction: TransactionInput, 
           },
         ],
       },
-    },
+    }),
   };
 }

@@ -104,7 +104,15 @@ async function serve(
     return;
   }
 
-  const event = toProxyEvent(request, url, match.route, match.pathParameters, body, gatewayRequestId);
+  const event = toProxyEvent({
+    route: match.route,
+    url,
+    rawHeaders: request.rawHeaders,
+    body,
+    requestId: gatewayRequestId,
+    sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+    protocol: `HTTP/${request.httpVersion}`,
+  });
   const deadline = Date.now() + FUNCTION_TIMEOUT_MS;
   const context = {
     awsRequestId: randomUUID(),
@@ -170,21 +178,25 @@ async function readBody(request: IncomingMessage, limit: number): Promise<Buffer
   return tooLarge ? 'too-large' : Buffer.concat(chunks);
 }
 
+export interface GatewayRequest {
+  readonly route: Route;
+  readonly url: URL;
+  /** Header names and values in arrival order, as Node's `rawHeaders`. */
+  readonly rawHeaders: readonly string[];
+  readonly body: Buffer;
+  readonly requestId: string;
+  readonly sourceIp: string;
+  readonly protocol: string;
+}
+
 /** The REST API (payload v1) proxy event API Gateway would build for this request. */
-export function toProxyEvent(
-  request: IncomingMessage,
-  url: URL,
-  route: Route,
-  pathParameters: Record<string, string>,
-  body: Buffer,
-  requestId: string,
-): APIGatewayProxyEvent {
+export function toProxyEvent({ route, url, rawHeaders, body, requestId, sourceIp, protocol }: GatewayRequest): APIGatewayProxyEvent {
+  const pathParameters = matchRoute(route.host, route.method, url.pathname)?.pathParameters ?? {};
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
-  const raw = request.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    const value = raw[i + 1]!;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    const value = rawHeaders[i + 1]!;
     headers[name] = value; // API Gateway keeps the last value of a repeated header
     (multiValueHeaders[name] ??= []).push(value);
   }
@@ -213,7 +225,7 @@ export function toProxyEvent(
       authorizer: null,
       httpMethod: route.method,
       path: `/local${url.pathname}`,
-      protocol: `HTTP/${request.httpVersion}`,
+      protocol,
       requestId,
       requestTimeEpoch: Date.now(),
       resourceId: route.operationId,
@@ -231,9 +243,9 @@ export function toProxyEvent(
         cognitoIdentityId: null,
         cognitoIdentityPoolId: null,
         principalOrgId: null,
-        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        sourceIp,
         user: null,
-        userAgent: request.headers['user-agent'] ?? null,
+        userAgent: headers['User-Agent'] ?? headers['user-agent'] ?? null,
         userArn: null,
       },
     },

@@ -28,7 +28,9 @@ import type { HostId } from '../routes.ts';
 export interface Reply {
   readonly statusCode: number;
   readonly body?: unknown;
-  /** A body sent as is instead of JSON-encoding `body` (the one-byte DELETE answer). */
+  /** A JSON body already encoded (a stored first response), sent byte for byte. */
+  readonly rawJson?: string;
+  /** A body that is not JSON, sent as is (the one-byte DELETE answer). */
   readonly rawBody?: string;
   readonly location?: string;
   /** The answer of an earlier identical request, sent again. */
@@ -140,7 +142,7 @@ function toResult(
   latencyMs: number,
   retryAfterSeconds: number | undefined,
 ): APIGatewayProxyResult {
-  const body = reply.rawBody ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
+  const body = reply.rawBody ?? reply.rawJson ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
   const method = (event as unknown as APIGatewayProxyEvent).httpMethod;
   const headers: Record<string, string> = {
     'Content-Type': 'application/json; charset=utf-8',

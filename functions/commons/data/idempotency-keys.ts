@@ -14,7 +14,8 @@ export interface StoredResponse {
   /** SHA-256 of the normalised request, to tell a repeat from a different request. */
   request_hash: string;
   status_code: number;
-  body: unknown;
+  /** The response body as sent: a JSON string, since DynamoDB maps do not keep key order. */
+  body: string;
   location?: string;
   created_at: string;
   expires_at: number;
@@ -26,7 +27,7 @@ export function newStoredResponse(
   accountId: number,
   key: string,
   requestHash: string,
-  response: { statusCode: number; body: unknown; location?: string },
+  response: { statusCode: number; body: string; location?: string },
   now: Date,
 ): StoredResponse {
   return {

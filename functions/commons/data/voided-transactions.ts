@@ -15,8 +15,8 @@ export interface VoidedTransaction {
   voided_at: string;
   /** The transaction fields as the first request sent them. */
   transaction: Record<string, string>;
-  /** The body of the first response, returned unchanged to every repeat. */
-  response: unknown;
+  /** The body of the first response as a JSON string (DynamoDB maps do not keep key order). */
+  response: string;
 }
 
 export const voidKey = (accountId: number, siteId: string, posTransactionId: string) =>

@@ -1,0 +1,98 @@
+import { parseArgs } from 'node:util';
+import { tableNamesWithPrefix } from '../local/dynamodb.ts';
+import { localSettings } from '../local/settings.ts';
+
+const usage = `Usage: npm run tokens -- <command> [options]
+
+Commands:
+  create --account N --name NAME   Issue a token for account N; it is printed once, only its hash is stored.
+  list                             List keys: id, account, name, created, revoked. Never the tokens.
+  revoke KEY_ID                    Revoke a key; requests with its token get 401.
+
+Target (default: the local stack's DynamoDB, started by npm start):
+  --aws            Use AWS: credentials and region from the usual AWS environment/profile,
+                   table from --table or API_KEYS_TABLE (the stack output ApiKeysTableName).
+  --table NAME     Physical name of the API keys table.
+`;
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    account: { type: 'string' },
+    name: { type: 'string' },
+    aws: { type: 'boolean', default: false },
+    table: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+
+const fail = (message: string): never => {
+  console.error(`tokens: ${message}\n\n${usage}`);
+  process.exit(2);
+};
+
+const [command, ...rest] = positionals;
+if (values.help || !command) {
+  console.log(usage);
+  process.exit(values.help ? 0 : 2);
+}
+
+// Point the data layer at the target before it loads: it reads its configuration at import time.
+const settings = localSettings();
+if (values.aws) {
+  delete process.env.DYNAMODB_ENDPOINT;
+  process.env.API_KEYS_TABLE = values.table ?? process.env.API_KEYS_TABLE ?? fail('--aws needs --table NAME or API_KEYS_TABLE');
+} else {
+  process.env.DYNAMODB_ENDPOINT = settings.endpoint;
+  process.env.API_KEYS_TABLE = values.table ?? tableNamesWithPrefix(settings.tablePrefix).apiKeys;
+  process.env.DYNAMODB_MAX_ATTEMPTS = '1';
+}
+const target = values.aws ? `AWS table ${process.env.API_KEYS_TABLE}` : `local table ${process.env.API_KEYS_TABLE} at ${settings.endpoint}`;
+
+const { issueToken } = await import('../functions/commons/auth.ts');
+const { listApiKeys, revokeApiKey } = await import('../functions/commons/data/api-keys.ts');
+
+try {
+  switch (command) {
+    case 'create': {
+      const account = Number(values.account);
+      if (!Number.isSafeInteger(account) || account < 1) fail('--account must be a positive integer');
+      const name = values.name?.trim() ?? '';
+      if (name.length < 1 || name.length > 64) fail('--name must be 1 to 64 characters');
+      const { token, key } = await issueToken(account, name);
+      console.error(`Created ${key.key_id} for account ${account} ("${name}") in ${target}.`);
+      console.error('The token follows. It is shown this once; store it in your secret manager now.');
+      console.log(token);
+      break;
+    }
+    case 'list': {
+      const keys = await listApiKeys();
+      console.log(['key_id', 'account_id', 'name', 'created_at', 'revoked_at'].join('\t'));
+      for (const key of keys) {
+        console.log([key.key_id, key.account_id, key.name, key.created_at, key.revoked_at ?? '-'].join('\t'));
+      }
+      console.error(`${keys.length} key(s) in ${target}.`);
+      break;
+    }
+    case 'revoke': {
+      const keyId = rest[0] ?? fail('revoke needs a KEY_ID (see `list`)');
+      const key = await revokeApiKey(keyId, new Date());
+      if (!key) fail(`no key ${keyId} in ${target}`);
+      console.log(`Revoked ${key!.key_id} (account ${key!.account_id}, "${key!.name}") at ${key!.revoked_at}.`);
+      console.error('Running functions may accept the token for up to TOKEN_CACHE_SECONDS (default 30) more.');
+      break;
+    }
+    default:
+      fail(`unknown command "${command}"`);
+  }
+} catch (error) {
+  const e = error as Error & { code?: string };
+  if (!values.aws && (e.code === 'ECONNREFUSED' || /ECONNREFUSED/.test(String(e.cause ?? e.message)))) {
+    console.error(`tokens: DynamoDB Local is not reachable at ${settings.endpoint}. Start the local stack with \`npm start\` first, or use --aws.`);
+  } else if (e.name === 'ResourceNotFoundException') {
+    console.error(`tokens: table ${process.env.API_KEYS_TABLE} does not exist in ${values.aws ? 'AWS' : settings.endpoint}.`);
+  } else {
+    console.error(`tokens: ${e.name}: ${e.message}`);
+  }
+  process.exit(1);
+}

@@ -1,0 +1,434 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import { Table, AttributeType } from 'aws-cdk-lib/aws-dynamodb';
+import type { IConstruct } from 'constructs';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
+import { hosts, routes, type HostId, type Route } from '#functions/routes';
+import { tableIds, tables, type TableId } from '#commons/tables';
+import { READ_ACTIONS, WRITE_ACTIONS } from '../../infra/constructs/function-with-log-group.ts';
+import { logicalId, synthesize, type Synthesized } from './synth.ts';
+
+type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[]; DeletionPolicy?: string; UpdateReplacePolicy?: string; Metadata?: Record<string, unknown> };
+
+let synth: Synthesized;
+let resources: Record<string, Resource>;
+const apiId = (host: HostId) => logicalId(synth.stack, synth.stack.apis[host].api);
+const functionId = (route: Route) => logicalId(synth.stack, synth.stack.functions.get(route.operationId)!);
+const tableId = (id: TableId) => logicalId(synth.stack, synth.stack.dataTables.byId[id].table);
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+
+beforeAll(() => {
+  synth = synthesize();
+  resources = synth.template.toJSON().Resources as Record<string, Resource>;
+});
+
+/** `/v1.0/events/{id}` from a method's ResourceId, walking ParentId up to the API root. */
+function pathOf(resourceRef: any): string {
+  const parts: string[] = [];
+  let ref = resourceRef;
+  while (ref.Ref) {
+    const resource = resources[ref.Ref]!;
+    parts.unshift(resource.Properties.PathPart);
+    ref = resource.Properties.ParentId;
+  }
+  expect(ref['Fn::GetAtt']?.[1]).toBe('RootResourceId');
+  return `/${parts.join('/')}`;
+}
+
+describe('routes come from the route table', () => {
+  it.each(routes.map((route) => [route.operationId, route] as const))(
+    '%s is its method and path on its own host API, with its own function',
+    (_, route) => {
+      const methods = ofType('AWS::ApiGateway::Method').filter(([, m]) => m.Properties.OperationName === route.operationId);
+      expect(methods).toHaveLength(1);
+      const [, method] = methods[0]!;
+      expect(method.Properties.HttpMethod).toBe(route.method);
+      expect(method.Properties.RestApiId).toEqual({ Ref: apiId(route.host) });
+      expect(pathOf(method.Properties.ResourceId)).toBe(route.path);
+      expect(method.Properties.AuthorizationType).toBe('NONE');
+      expect(method.Properties.Integration.Type).toBe('AWS_PROXY');
+      expect(JSON.stringify(method.Properties.Integration.Uri)).toContain(
+        JSON.stringify({ 'Fn::GetAtt': [functionId(route), 'Arn'] }),
+      );
+    },
+  );
+
+  it('gives each host API exactly the routes of its host and every route a distinct function', () => {
+    for (const host of Object.keys(hosts) as HostId[]) {
+      const onApi = ofType('AWS::ApiGateway::Method').filter(([, m]) => m.Properties.RestApiId.Ref === apiId(host));
+      expect(onApi.map(([, m]) => m.Properties.OperationName).sort()).toEqual(
+        routes.filter((r) => r.host === host).map((r) => r.operationId).sort(),
+      );
+    }
+    expect(ofType('AWS::ApiGateway::RestApi')).toHaveLength(Object.keys(hosts).length);
+    expect(ofType('AWS::Lambda::Function')).toHaveLength(routes.length);
+    expect(new Set(routes.map(functionId)).size).toBe(routes.length);
+  });
+});
+
+describe('functions', () => {
+  it.each(routes.map((route) => [route.operationId, route] as const))(
+    '%s runs Node.js 24 on arm64 with its own log group, tracing and the environment of its tables',
+    (_, route) => {
+      const fn = resources[functionId(route)]!;
+      expect(fn.Properties).toMatchObject({
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        MemorySize: 1024,
+        Timeout: 10,
+        TracingConfig: { Mode: 'Active' },
+      });
+      expect(fn.Metadata?.['tillgate:operationId']).toBe(route.operationId);
+
+      const logGroupRef = fn.Properties.LoggingConfig.LogGroup.Ref as string;
+      expect(resources[logGroupRef]!.Properties.RetentionInDays).toBe(30);
+
+      const variables = fn.Properties.Environment.Variables as Record<string, unknown>;
+      const tableVariables = Object.keys(variables).filter((name) => name.endsWith('_TABLE'));
+      const declared = Object.keys(route.tables) as TableId[];
+      expect(tableVariables.sort()).toEqual(declared.map((id) => tables[id].envVar).sort());
+      for (const id of declared) expect(variables[tables[id].envVar]).toEqual({ Ref: tableId(id) });
+      expect(variables).toMatchObject({
+        POWERTOOLS_SERVICE_NAME: 'tillgate',
+        POWERTOOLS_METRICS_NAMESPACE: 'Tillgate',
+        EVENT_RETENTION_DAYS: '30',
+        TOKEN_CACHE_SECONDS: '30',
+        NODE_OPTIONS: '--enable-source-maps',
+      });
+    },
+  );
+});
+
+describe('each function touches only its declared tables, with only the actions it needs', () => {
+  /** table logical id → actions granted to the role (on the table and on its indexes alike). */
+  function dynamoGrants(roleId: string): Map<string, { table: Set<string>; indexes: Map<string, Set<string>> }> {
+    const grants = new Map<string, { table: Set<string>; indexes: Map<string, Set<string>> }>();
+    for (const [, policy] of ofType('AWS::IAM::Policy')) {
+      if (!policy.Properties.Roles.some((r: any) => r.Ref === roleId)) continue;
+      for (const statement of policy.Properties.PolicyDocument.Statement) {
+        const actions: string[] = [statement.Action].flat();
+        if (!actions.some((a) => a.startsWith('dynamodb:'))) continue;
+        expect(actions.every((a) => a.startsWith('dynamodb:'))).toBe(true);
+        for (const resource of [statement.Resource].flat()) {
+          const join = resource['Fn::Join']?.[1];
+          const table = (join ? join[0] : resource)['Fn::GetAtt'][0] as string;
+          const entry = grants.get(table) ?? { table: new Set(), indexes: new Map() };
+          grants.set(table, entry);
+          const target = join ? (entry.indexes.get(join[1]) ?? new Set<string>()) : entry.table;
+          if (join) entry.indexes.set(join[1], target);
+          actions.forEach((a) => target.add(a));
+        }
+      }
+    }
+    return grants;
+  }
+
+  it.each(routes.map((route) => [route.operationId, route] as const))('%s', (_, route) => {
+    const fn = synth.stack.functions.get(route.operationId)!;
+    const roleId = logicalId(synth.stack, fn.executionRole);
+    expect(resources[roleId]!.Properties.ManagedPolicyArns).toBeUndefined();
+
+    const grants = dynamoGrants(roleId);
+    const declared = Object.entries(route.tables) as [TableId, 'read' | 'write'][];
+    expect([...grants.keys()].sort()).toEqual(declared.map(([id]) => tableId(id)).sort());
+    for (const [id, access] of declared) {
+      const expected = [...(access === 'write' ? WRITE_ACTIONS : READ_ACTIONS)].sort();
+      const grant = grants.get(tableId(id))!;
+      expect([...grant.table].sort(), `${route.operationId} on ${id}`).toEqual(expected);
+      expect([...grant.indexes.keys()].sort()).toEqual((tables[id].indexes ?? []).map((i) => `/index/${i.name}`).sort());
+      for (const actions of grant.indexes.values()) expect([...actions].sort()).toEqual(expected);
+      if (access === 'read') {
+        expect([...grant.table].some((a) => /Put|Update|Delete|Write/.test(a))).toBe(false);
+      }
+    }
+
+    // Apart from its tables: its own log group, and X-Ray (which has no resource-level permissions).
+    const others = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+      .filter((s: any) => ![s.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
+    expect(others).toEqual([
+      {
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Effect: 'Allow',
+        Resource: { 'Fn::GetAtt': [logicalId(synth.stack, fn.logGroupResource), 'Arn'] },
+      },
+      { Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], Effect: 'Allow', Resource: '*' },
+    ]);
+  });
+
+  it('grants no read-only route a write action anywhere', () => {
+    const readOnly = routes.filter((r) => Object.values(r.tables).every((a) => a === 'read'));
+    for (const route of readOnly) {
+      const roleId = logicalId(synth.stack, synth.stack.functions.get(route.operationId)!.executionRole);
+      for (const grant of dynamoGrants(roleId).values()) {
+        expect([...grant.table].filter((a) => /Put|Update|Delete|Write/.test(a))).toEqual([]);
+      }
+    }
+  });
+});
+
+describe('tables', () => {
+  it.each(tableIds.map((id) => [id] as const))(
+    '%s: on-demand, point-in-time recovery, deletion protection, retained, no physical name',
+    (id) => {
+      const spec = tables[id];
+      const table = resources[tableId(id)]!;
+      expect(table.Type).toBe('AWS::DynamoDB::Table');
+      expect(table.DeletionPolicy).toBe('Retain');
+      expect(table.UpdateReplacePolicy).toBe('Retain');
+      expect(table.Properties).toMatchObject({
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        DeletionProtectionEnabled: true,
+        SSESpecification: { SSEEnabled: true },
+        KeySchema: [{ AttributeName: spec.partitionKey.name, KeyType: 'HASH' }],
+      });
+      expect(table.Properties.TableName).toBeUndefined();
+      const ttl = 'timeToLiveAttribute' in spec ? spec.timeToLiveAttribute : undefined;
+      if (ttl) {
+        expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: ttl, Enabled: true });
+      } else {
+        expect(table.Properties.TimeToLiveSpecification).toBeUndefined();
+      }
+      const indexes = 'indexes' in spec ? spec.indexes : [];
+      expect((table.Properties.GlobalSecondaryIndexes ?? []).map((i: any) => i.IndexName)).toEqual(
+        indexes.map((i) => i.name),
+      );
+    },
+  );
+
+  it('creates exactly the tables of functions/commons/tables.ts', () => {
+    expect(ofType('AWS::DynamoDB::Table')).toHaveLength(tableIds.length);
+  });
+});
+
+describe('APIs', () => {
+  it('gives each host one stage with throttling, JSON access logs, metrics, no data tracing', () => {
+    const stages = ofType('AWS::ApiGateway::Stage');
+    expect(stages).toHaveLength(2);
+    for (const [, stage] of stages) {
+      expect(stage.Properties).toMatchObject({
+        StageName: 'prod',
+        TracingEnabled: true,
+        MethodSettings: [
+          {
+            HttpMethod: '*',
+            ResourcePath: '/*',
+            ThrottlingRateLimit: 100,
+            ThrottlingBurstLimit: 200,
+            MetricsEnabled: true,
+            DataTraceEnabled: false,
+            LoggingLevel: 'ERROR',
+          },
+        ],
+      });
+      const format = JSON.parse(stage.Properties.AccessLogSetting.Format) as Record<string, string>;
+      expect(format).toMatchObject({
+        requestId: '$context.requestId',
+        extendedRequestId: '$context.extendedRequestId',
+        ip: '$context.identity.sourceIp',
+        httpMethod: '$context.httpMethod',
+        resourcePath: '$context.resourcePath',
+        status: '$context.status',
+        responseLatency: '$context.responseLatency',
+        responseLength: '$context.responseLength',
+        userAgent: '$context.identity.userAgent',
+      });
+      const destination = JSON.stringify(stage.Properties.AccessLogSetting.DestinationArn);
+      const group = /"Ref":"([A-Za-z0-9]+)"/.exec(destination.replace('"Ref":"AWS::AccountId"', ''))?.[1];
+      expect(resources[group!]!.Type).toBe('AWS::Logs::LogGroup');
+    }
+  });
+
+  it('gives every log group a retention', () => {
+    const groups = ofType('AWS::Logs::LogGroup');
+    // a log group per function, plus access and execution logs per host
+    expect(groups).toHaveLength(routes.length + 2 * Object.keys(hosts).length);
+    for (const [, group] of groups) expect(group.Properties.RetentionInDays).toBe(30);
+  });
+
+  it('leaves the account-level CloudWatch role alone by default', () => {
+    expect(ofType('AWS::ApiGateway::Account')).toHaveLength(0);
+    for (const [, api] of ofType('AWS::ApiGateway::RestApi')) expect(api.Properties.EndpointConfiguration.Types).toEqual(['REGIONAL']);
+    const apigatewayRoles = ofType('AWS::IAM::Role').filter(([, r]) =>
+      JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('apigateway.amazonaws.com'),
+    );
+    expect(apigatewayRoles).toHaveLength(0);
+  });
+
+  describe.each([
+    ['core', (message: string) => ({ errors: [{ message }] })],
+    [
+      'pos',
+      (message: string, id: string) => ({
+        transaction: {
+          errors: [{ message }],
+          display_messages: [{ message, message_id: id, message_content: {}, priority: 1 }],
+        },
+      }),
+    ],
+  ] as const)("API Gateway's own errors on the %s host", (host, shape) => {
+    const responses = () =>
+      new Map(
+        ofType('AWS::ApiGateway::GatewayResponse')
+          .filter(([, r]) => r.Properties.RestApiId.Ref === apiId(host))
+          .map(([, r]) => [r.Properties.ResponseType as string, r.Properties]),
+      );
+
+    it.each([
+      ['MISSING_AUTHENTICATION_TOKEN', '404', 'No route', 'not_found'],
+      ['THROTTLED', '429', 'Too many requests; retry after the Retry-After delay', 'throttled'],
+      ['REQUEST_TOO_LARGE', '413', 'Request body too large', 'payload_too_large'],
+      ['UNSUPPORTED_MEDIA_TYPE', '415', 'Content-Type must be application/json', 'unsupported_media_type'],
+      ['DEFAULT_5XX', undefined, 'Internal server error; request id $context.requestId', 'internal_error'],
+    ])('%s answers %s in the host error shape (undefined: API Gateway status kept)', (type, status, message, id) => {
+      const response = responses().get(type)!;
+      expect(response.StatusCode).toBe(status);
+      expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual(shape(message, id));
+      expect(response.ResponseParameters).toMatchObject({
+        'gatewayresponse.header.Content-Type': "'application/json; charset=utf-8'",
+        'gatewayresponse.header.X-Content-Type-Options': "'nosniff'",
+        'gatewayresponse.header.X-Request-Id': 'method.request.header.X-Request-Id',
+      });
+    });
+
+    it('passes API Gateway message through for the other 4xx, and asks throttled callers to wait', () => {
+      const default4xx = responses().get('DEFAULT_4XX')!;
+      const template = default4xx.ResponseTemplates['application/json'] as string;
+      expect(template).toContain(':$context.error.messageString');
+      expect(JSON.parse(template.replaceAll('$context.error.messageString', '"m"'))).toEqual(shape('m', 'request_rejected'));
+      expect(responses().get('THROTTLED')!.ResponseParameters['gatewayresponse.header.Retry-After']).toBe("'1'");
+    });
+  });
+
+  it('has no custom domain unless the context names one; base URLs are execute-api stage URLs', () => {
+    expect(ofType('AWS::ApiGateway::DomainName')).toHaveLength(0);
+    expect(ofType('AWS::ApiGateway::BasePathMapping')).toHaveLength(0);
+    expect(ofType('AWS::Route53::RecordSet')).toHaveLength(0);
+    const outputs = synth.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    for (const host of ['core', 'pos'] as const) {
+      const value = JSON.stringify(outputs[`${host === 'core' ? 'Core' : 'Pos'}BaseUrl`]!.Value);
+      expect(value).toContain(`{"Ref":"${apiId(host)}"}`);
+      expect(value).toContain('.execute-api.');
+      expect(value).toMatch(/\/prod"\]\]\}$/);
+    }
+  });
+});
+
+describe('on-call', () => {
+  const alarms = () => ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+  const dimensionRefs = (alarm: Record<string, any>): string[] =>
+    JSON.stringify(alarm).match(/"Ref":"[A-Za-z0-9]+"/g) ?? [];
+
+  it('alarms on 5xx rate and p99 latency per API, errors and throttles per function, throttles and system errors per table', () => {
+    expect(alarms()).toHaveLength(2 * Object.keys(hosts).length + 2 * routes.length + 2 * tableIds.length);
+    const mentions = (id: string) => alarms().filter((a) => dimensionRefs(a).includes(`"Ref":"${id}"`));
+    for (const host of Object.keys(hosts) as HostId[]) {
+      const apiName = `tillgate-prod-${host}`;
+      const onApi = alarms().filter((a) => JSON.stringify(a).includes(`"Value":"${apiName}"`));
+      expect(onApi.map((a) => JSON.stringify(a.Metrics ?? a.MetricName)).join()).toMatch(/5XXError/);
+      expect(onApi.some((a) => a.MetricName === 'Latency' && a.ExtendedStatistic === 'p99')).toBe(true);
+    }
+    for (const route of routes) {
+      const names = mentions(functionId(route)).map((a) => a.MetricName).sort();
+      expect(names).toEqual(['Errors', 'Throttles']);
+    }
+    for (const id of tableIds) {
+      const metrics = mentions(tableId(id)).map((a) => JSON.stringify(a.Metrics));
+      expect(metrics).toHaveLength(2);
+      expect(metrics.join()).toMatch(/ReadThrottleEvents/);
+      expect(metrics.join()).toMatch(/SystemErrors/);
+    }
+  });
+
+  it('says in every alarm description which dashboard and saved query to look at', () => {
+    for (const alarm of alarms()) {
+      const description = JSON.stringify(alarm.AlarmDescription);
+      expect(description).toContain('dashboard tillgate-prod-');
+      expect(description).toContain('tillgate-prod/errors-by-route');
+      expect(description).toContain('tillgate-prod/request-by-x-request-id');
+    }
+  });
+
+  it('has one dashboard covering both hosts, every function and every table', () => {
+    const dashboards = ofType('AWS::CloudWatch::Dashboard');
+    expect(dashboards).toHaveLength(1);
+    const body = JSON.stringify(dashboards[0]![1].Properties.DashboardBody);
+    for (const host of Object.keys(hosts)) expect(body).toContain(`tillgate-prod-${host}`);
+    for (const route of routes) expect(body).toContain(functionId(route));
+    for (const id of tableIds) expect(body).toContain(tableId(id));
+    expect(synth.template.toJSON().Outputs.DashboardName).toBeDefined();
+  });
+
+  it('saves the Logs Insights queries of the runbook', () => {
+    const queries = new Map(ofType('AWS::Logs::QueryDefinition').map(([, q]) => [q.Properties.Name as string, q.Properties]));
+    expect([...queries.keys()].sort()).toEqual(
+      [
+        'tillgate-prod/401s-by-source',
+        'tillgate-prod/errors-by-route',
+        'tillgate-prod/request-by-x-request-id',
+        'tillgate-prod/slowest-requests',
+      ],
+    );
+    const functionLogGroups = routes.map((r) =>
+      logicalId(synth.stack, synth.stack.functions.get(r.operationId)!.logGroupResource),
+    );
+    const byId = queries.get('tillgate-prod/request-by-x-request-id')!;
+    expect(byId.QueryString).toContain('filter request_id = ');
+    expect(JSON.stringify(byId.LogGroupNames)).toEqual(JSON.stringify(functionLogGroups.map((id) => ({ Ref: id }))));
+    expect(queries.get('tillgate-prod/slowest-requests')!.QueryString).toContain('sort latency_ms desc');
+    expect(queries.get('tillgate-prod/errors-by-route')!.QueryString).toMatch(/stats count\(\*\) as errors.* by operation/);
+    const unauthorized = queries.get('tillgate-prod/401s-by-source')!;
+    expect(unauthorized.QueryString).toContain('filter status = 401');
+    expect(unauthorized.QueryString).toMatch(/by ip/);
+  });
+
+  it('outputs both base URLs, every table name and the dashboard name', () => {
+    const outputs = Object.keys(synth.template.toJSON().Outputs);
+    expect(outputs).toEqual(
+      expect.arrayContaining([
+        'CoreBaseUrl',
+        'PosBaseUrl',
+        'DashboardName',
+        ...tableIds.map((id) => `${id.charAt(0).toUpperCase()}${id.slice(1)}TableName`),
+      ]),
+    );
+    synth.template.hasOutput('ApiKeysTableName', { Value: { Ref: tableId('apiKeys') } });
+  });
+});
+
+describe('cdk-nag', () => {
+  it('finds nothing unacknowledged in the AwsSolutions and Serverless packs', () => {
+    for (const pack of [new AwsSolutionsChecks(), new ServerlessChecks()]) {
+      const report = pack.validateScope(synth.app);
+      expect(report.violations.map((v) => `${v.ruleName} ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+    }
+  });
+
+  it('would notice a finding (the check is not vacuous)', () => {
+    const app = new App();
+    const stack = new Stack(app, 'Probe');
+    new Table(stack, 'Bare', { partitionKey: { name: 'id', type: AttributeType.STRING } });
+    const ruleNames = new AwsSolutionsChecks().validateScope(app).violations.map((v) => v.ruleName);
+    expect(ruleNames).toContain('AwsSolutions-DDB3');
+  });
+
+  it('gives every acknowledgement a specific reason', () => {
+    const acknowledgements: [string, string][] = [];
+    const visit = (construct: IConstruct) => {
+      for (const entry of construct.node.metadata) {
+        if (entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY) {
+          for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) acknowledgements.push([id, reason]);
+        }
+      }
+      construct.node.children.forEach(visit);
+    };
+    visit(synth.app);
+    expect(acknowledgements.length).toBeGreaterThan(0);
+    for (const [id, reason] of acknowledgements) {
+      expect(reason.length, id).toBeGreaterThanOrEqual(80);
+    }
+  });
+});

@@ -1,0 +1,40 @@
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyResult, Context } from 'aws-lambda';
+import { routes } from '../../functions/routes.ts';
+import { toProxyEvent } from '../../local/server.ts';
+
+export interface TestRequest {
+  readonly headers?: Record<string, string | string[]>;
+  readonly body?: string | object;
+}
+
+/**
+ * Calls a handler in-process with the proxy event API Gateway would send, for handler tests
+ * that need no HTTP. `operationId` picks the route; `path` fills its parameters.
+ */
+export async function invoke(
+  handler: unknown,
+  operationId: string,
+  path: string,
+  request: TestRequest = {},
+): Promise<APIGatewayProxyResult & { headers: Record<string, string> }> {
+  const route = routes.find((r) => r.operationId === operationId)!;
+  const rawHeaders: string[] = [];
+  for (const [name, value] of Object.entries(request.headers ?? {})) {
+    for (const one of [value].flat()) rawHeaders.push(name, one);
+  }
+  const body = request.body === undefined ? '' : typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
+  const event = toProxyEvent({
+    route,
+    url: new URL(path, 'http://localhost'),
+    rawHeaders,
+    body: Buffer.from(body),
+    requestId: randomUUID(),
+    sourceIp: '127.0.0.1',
+    protocol: 'HTTP/1.1',
+  });
+  const context = { awsRequestId: randomUUID(), getRemainingTimeInMillis: () => 10_000 } as Context;
+  return (await (handler as (e: unknown, c: Context) => Promise<APIGatewayProxyResult>)(event, context)) as APIGatewayProxyResult & {
+    headers: Record<string, string>;
+  };
+}

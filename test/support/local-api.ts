@@ -1,0 +1,16 @@
+import { resolve } from 'node:path';
+import { bundledHandlers, sourceHandlers, startLocalApi, type HandlerLoader, type LocalApi } from '../../local/server.ts';
+
+/**
+ * The local server on free ports, serving either the TypeScript sources or, with
+ * TILLGATE_HANDLERS=bundles, the bundles `cdk synth` built into cdk.out.
+ */
+export async function startTestApi(): Promise<LocalApi> {
+  return startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: await handlerLoader(), log: () => undefined });
+}
+
+async function handlerLoader(): Promise<HandlerLoader> {
+  if (process.env.TILLGATE_HANDLERS !== 'bundles') return sourceHandlers;
+  const { findBundles } = await import('../../infra/bundles.ts');
+  return bundledHandlers(findBundles(resolve('cdk.out')));
+}

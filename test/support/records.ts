@@ -1,0 +1,41 @@
+import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { documents } from '../../functions/commons/clients.ts';
+import { tableName } from '../../functions/commons/config.ts';
+import type { EventRecord } from '../../functions/commons/data/events.ts';
+import type { CodeGenerator } from '../../functions/commons/data/code-generators.ts';
+import type { VoidedTransaction } from '../../functions/commons/data/voided-transactions.ts';
+
+/** What the tables hold for one account, read straight from DynamoDB to check what was written. */
+async function byAccount<T>(table: 'events' | 'codeGenerators', accountId: number): Promise<T[]> {
+  const { Items } = await documents.send(
+    new QueryCommand({
+      TableName: tableName(table),
+      IndexName: 'by_account',
+      KeyConditionExpression: 'account_id = :a',
+      ExpressionAttributeValues: { ':a': accountId },
+    }),
+  );
+  return (Items ?? []) as T[];
+}
+
+export const eventsOf = (accountId: number) => byAccount<EventRecord>('events', accountId);
+export const codeGeneratorsOf = (accountId: number) => byAccount<CodeGenerator>('codeGenerators', accountId);
+
+export async function voidsOf(accountId: number): Promise<VoidedTransaction[]> {
+  const items: VoidedTransaction[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documents.send(
+      new ScanCommand({
+        TableName: tableName('voidedTransactions'),
+        FilterExpression: 'account_id = :a',
+        ExpressionAttributeValues: { ':a': accountId },
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
+    );
+    items.push(...((page.Items ?? []) as VoidedTransaction[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
