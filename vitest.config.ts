@@ -3,7 +3,6 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
-    include: ['test/**/*.test.ts'],
     pool: 'forks',
     // Two cores: DynamoDB Local needs one of them.
     maxWorkers: 2,
@@ -16,5 +15,13 @@ export default defineConfig({
       AWS_REGION: 'local',
     },
     reporters: ['default', ['json', { outputFile: 'reports/vitest.json' }]],
+    projects: [
+      { extends: true, test: { name: 'source', include: ['test/**/*.test.ts'] } },
+      {
+        // The HTTP suite again, served by the bundles `cdk synth` built: what ships is what was tested.
+        extends: true,
+        test: { name: 'bundles', include: ['test/e2e/**/*.test.ts'], env: { TILLGATE_HANDLERS: 'bundles' } },
+      },
+    ],
   },
 });

@@ -58,7 +58,9 @@ async function shutdown(signal: string) {
 }
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
-dynamodb?.exited.then((code) => {
+dynamodb?.exited.then(async (code) => {
+  // A Ctrl-C reaches DynamoDB Local (same process group) as well as us: let our handler win.
+  await new Promise((r) => setTimeout(r, 500));
   if (!stopping) {
     console.error(`DynamoDB Local exited unexpectedly (code ${code}); stopping.`);
     void api.close().then(() => process.exit(1));
