@@ -6,27 +6,9 @@ import { newEvent, putEvent } from '#commons/data/events';
 import { findStoredResponse, newStoredResponse, putStoredResponse } from '#commons/data/idempotency-keys';
 import { nextIds } from '#commons/data/ids';
 import { readOrCreate, writeTogether } from '#commons/data/transactions';
-import type { BodySchema } from '#commons/validation';
+import { codeGeneratorSchema } from '#commons/requests';
 
-export const codeGeneratorSchema = {
-  root: 'code_generator',
-  unknownKeys: 'reject',
-  readOnly: ['id', 'account_id', 'created_at', 'updated_at'],
-  fields: {
-    generation_type: {
-      type: 'string',
-      required: true,
-      enum: ['tillgate', 'numeric'],
-      description: '`tillgate`: random codes over 23456789ABCDEFGHJKLMNPQRSTUVWXYZ; `numeric`: random digits.',
-    },
-    buffer_type: { type: 'string', enum: ['default'], default: 'default' },
-    code_length: { type: 'integer', required: true, minimum: 4, maximum: 32, description: 'Generated characters, prefix not counted.' },
-    description: { type: 'string', maxLength: 255, default: '' },
-    prefix: { type: 'string', pattern: /^[A-Z0-9-]{0,16}$/, patternHint: 'up to 16 of A-Z, 0-9 and -', default: '' },
-    store_id: { type: 'integer', required: true, minimum: 1 },
-    status: { type: 'string', enum: ['active', 'inactive'], default: 'active' },
-  },
-} as const satisfies BodySchema;
+
 
 type CodeGeneratorInput = Pick<
   CodeGenerator,

@@ -8,30 +8,9 @@ import {
   voidKey,
   type VoidedTransaction,
 } from '#commons/data/voided-transactions';
-import type { BodySchema, StringRule } from '#commons/validation';
+import { voidSchema } from '#commons/requests';
 
-const optional: StringRule = { type: 'string', maxLength: 128 };
 
-export const voidSchema = {
-  root: 'transaction',
-  // POS agents of many versions are in the field: keys this version does not know are dropped.
-  unknownKeys: 'ignore',
-  nullMeansAbsent: true,
-  fields: {
-    site_id: { type: 'string', required: true, minLength: 1, maxLength: 128 },
-    pos_transaction_id: { type: 'string', required: true, minLength: 1, maxLength: 128 },
-    occurred_at: { ...optional, format: 'date-time' },
-    business_date: { ...optional, format: 'date' },
-    register_id: optional,
-    operator_id: optional,
-    till_id: optional,
-    table_id: optional,
-    posagent_version: optional,
-    pos_vendor: optional,
-    pos_version: optional,
-    receipt_id: optional,
-  },
-} as const satisfies BodySchema;
 
 type TransactionInput = { site_id: string; pos_transaction_id: string } & Record<string, string>;
 

@@ -14,6 +14,7 @@ import {
   type Problem,
 } from './errors.ts';
 import { logger, recordRequestMetrics } from './observability.ts';
+import { MAX_BODY_BYTES } from './requests.ts';
 import { hasTopLevelShape, validateResource, type BodySchema } from './validation.ts';
 import type { HostId } from '../routes.ts';
 
@@ -60,8 +61,6 @@ interface ApiOptions {
   /** The request body's schema; routes without one ignore any body. */
   readonly body?: BodySchema;
 }
-
-export const MAX_BODY_BYTES = 16 * 1024;
 
 export function api<Body = null>(options: ApiOptions) {
   const chain = middy<ApiEvent<Body>, Reply, Error, ApiContext>()
@@ -239,8 +238,11 @@ function authentication(): ApiMiddleware {
     before: async (request) => {
       const raw = request.event as unknown as APIGatewayProxyEvent;
       // Two different tokens in one request is ambiguous: refuse rather than pick one.
-      const sent = Object.entries(raw.multiValueHeaders ?? {}).find(([name]) => name.toLowerCase() === 'x-auth-token')?.[1];
-      if (sent && new Set(sent).size > 1) throw unauthorized();
+      // Header names are case-insensitive: `X-Auth-Token` and `x-auth-token` are the same header.
+      const sent = Object.entries(raw.multiValueHeaders ?? {})
+        .filter(([name]) => name.toLowerCase() === 'x-auth-token')
+        .flatMap(([, values]) => values ?? []);
+      if (new Set(sent).size > 1) throw unauthorized();
       const accountId = await accountForToken(request.event.headers['x-auth-token']);
       if (accountId === undefined) throw unauthorized();
       request.context.accountId = accountId;

@@ -144,3 +144,44 @@ export function isRfc3339DateTime(text: string): boolean {
   if (match[7] !== undefined && (Number(match[7]) > 23 || Number(match[8]) > 59)) return false;
   return true;
 }
+
+/** The same rules as JSON Schema (2020-12, as OpenAPI 3.1 uses), for the API description. */
+export function toJsonSchema(schema: BodySchema): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  for (const [key, rule] of Object.entries(schema.fields)) {
+    const property: Record<string, unknown> =
+      rule.type === 'string'
+        ? {
+            type: schema.nullMeansAbsent && !rule.required ? ['string', 'null'] : 'string',
+            ...(rule.minLength !== undefined ? { minLength: rule.minLength } : {}),
+            ...(rule.maxLength !== undefined ? { maxLength: rule.maxLength } : {}),
+            ...(rule.enum ? { enum: [...rule.enum] } : {}),
+            ...(rule.pattern ? { pattern: rule.pattern.source } : {}),
+            ...(rule.format ? { format: rule.format } : {}),
+          }
+        : {
+            type: 'integer',
+            ...(rule.minimum !== undefined ? { minimum: rule.minimum } : {}),
+            maximum: rule.maximum ?? Number.MAX_SAFE_INTEGER,
+          };
+    if (rule.default !== undefined) property.default = rule.default;
+    if (rule.description) property.description = rule.description;
+    properties[key] = property;
+  }
+  for (const key of schema.readOnly ?? []) {
+    properties[key] = { description: 'Read-only: sending it answers 422.', not: {} };
+  }
+  const required = Object.entries(schema.fields).filter(([, rule]) => rule.required).map(([key]) => key);
+  return {
+    type: 'object',
+    required: [schema.root],
+    properties: {
+      [schema.root]: {
+        type: 'object',
+        required,
+        properties,
+        additionalProperties: schema.unknownKeys === 'ignore',
+      },
+    },
+  };
+}

@@ -26,7 +26,8 @@ beforeEach(async () => {
     body: { code_generator: { generation_type: 'tillgate', code_length: 8, store_id: 1 } },
   });
   generatorId = created.json.code_generator.id;
-  [{ id: eventId }] = (await eventsOf(account.accountId)) as [{ id: number }];
+  const [first] = await eventsOf(account.accountId);
+  eventId = first!.id;
 });
 
 const get = (id: number | string, token = account.token, headers: Record<string, string> = {}) =>

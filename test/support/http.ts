@@ -1,5 +1,6 @@
 import type { HostId } from '../../functions/routes.ts';
 import type { LocalApi } from '../../local/server.ts';
+import { checkAgainstOpenApi } from './openapi.ts';
 
 export interface HttpResponse {
   readonly status: number;
@@ -14,9 +15,11 @@ export interface CallOptions {
   /** An object is sent as JSON with Content-Type application/json; a string as is. */
   readonly body?: unknown;
   readonly headers?: Record<string, string>;
+  /** Every response is checked against the OpenAPI document unless this is false. */
+  readonly checkOpenApi?: boolean;
 }
 
-/** One HTTP request to a host of the running local API. */
+/** One HTTP request to a host of the running local API; the response is checked against the OpenAPI document. */
 export async function call(api: LocalApi, host: HostId, method: string, path: string, options: CallOptions = {}): Promise<HttpResponse> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (options.token !== undefined) headers['X-Auth-Token'] = options.token;
@@ -34,7 +37,9 @@ export async function call(api: LocalApi, host: HostId, method: string, path: st
   } catch {
     json = undefined;
   }
-  return { status: response.status, headers: response.headers, text, json };
+  const result = { status: response.status, headers: response.headers, text, json };
+  if (options.checkOpenApi !== false) checkAgainstOpenApi(host, method, path, result);
+  return result;
 }
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

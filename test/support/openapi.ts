@@ -1,0 +1,73 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { HostId } from '../../functions/routes.ts';
+import { matchRoute } from '../../local/server.ts';
+import { openApiDocument } from '../../openapi/document.ts';
+
+/**
+ * Checks a response against the OpenAPI document: the status is one the operation declares, the
+ * declared required headers are present (and match their schemas), and the body matches its
+ * schema. `call()` runs it on every response, so every HTTP test also checks the document.
+ */
+const document = openApiDocument();
+const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+ajv.addSchema({ $id: 'openapi', ...document });
+
+const validators = new Map<string, ReturnType<typeof ajv.compile>>();
+function validatorFor(pointer: string) {
+  let validate = validators.get(pointer);
+  if (!validate) {
+    validate = ajv.compile({ $ref: `openapi#${pointer}` });
+    validators.set(pointer, validate);
+  }
+  return validate;
+}
+
+const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+
+export function checkAgainstOpenApi(
+  host: HostId,
+  method: string,
+  path: string,
+  response: { status: number; headers: Headers; text: string },
+): void {
+  const where = `${method} ${path} → ${response.status}`;
+  const match = matchRoute(host, method, new URL(path, 'http://x').pathname);
+  if (!match) {
+    // Answered by the gateway, not an operation: only the host's error shape applies.
+    if (response.status >= 400) checkBody(`/components/schemas/${host === 'core' ? 'CoreError' : 'PosError'}`, response.text, where);
+    return;
+  }
+  const operation = (document.paths as any)[match.route.path][method.toLowerCase()];
+  const declared = operation.responses[String(response.status)];
+  if (!declared) throw new Error(`OpenAPI: ${where} is not a documented status of ${match.route.operationId}`);
+
+  for (const [name, spec] of Object.entries<any>(declared.headers ?? {})) {
+    const value = response.headers.get(name);
+    if (value === null) {
+      if (spec.required) throw new Error(`OpenAPI: ${where} lacks required header ${name}`);
+      continue;
+    }
+    const validate = ajv.compile(spec.schema);
+    if (!validate(value)) throw new Error(`OpenAPI: ${where} header ${name}: ${ajv.errorsText(validate.errors)} (got ${value})`);
+  }
+
+  if ('x-raw-body' in declared) {
+    if (response.text !== declared['x-raw-body']) throw new Error(`OpenAPI: ${where} body should be ${JSON.stringify(declared['x-raw-body'])}`);
+  } else if (declared.content?.['application/json']) {
+    const pointer = `/paths/${escape(match.route.path)}/${method.toLowerCase()}/responses/${response.status}/content/application~1json/schema`;
+    checkBody(pointer, response.text, where);
+  } else if (response.text !== '') {
+    throw new Error(`OpenAPI: ${where} should have no body`);
+  }
+}
+
+function checkBody(pointer: string, text: string, where: string) {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new Error(`OpenAPI: ${where} body is not JSON: ${text.slice(0, 200)}`);
+  }
+  const validate = validatorFor(pointer);
+  if (!validate(body)) throw new Error(`OpenAPI: ${where} body: ${ajv.errorsText(validate.errors)}\n${text.slice(0, 500)}`);
+}
