@@ -124,6 +124,23 @@ const operations: Record<string, Operation> = {
   },
 };
 
+/** The pos host's body, success or failure: `transaction` with `errors` and cashier messages. */
+function transactionEnvelope(errors: object) {
+  return {
+    type: 'object',
+    required: ['transaction'],
+    additionalProperties: false,
+    properties: {
+      transaction: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['errors', 'display_messages'],
+        properties: { errors, display_messages: { type: 'array', minItems: 1, items: ref('DisplayMessage') } },
+      },
+    },
+  };
+}
+
 const schemas = {
   CodeGeneratorResponse: {
     type: 'object',
@@ -173,22 +190,7 @@ const schemas = {
       priority: { type: 'integer' },
     },
   },
-  VoidResponse: {
-    type: 'object',
-    required: ['transaction'],
-    additionalProperties: false,
-    properties: {
-      transaction: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['errors', 'display_messages'],
-        properties: {
-          errors: { type: 'array', maxItems: 0 },
-          display_messages: { type: 'array', minItems: 1, items: ref('DisplayMessage') },
-        },
-      },
-    },
-  },
+  VoidResponse: transactionEnvelope({ type: 'array', maxItems: 0 }),
   CoreError: {
     type: 'object',
     required: ['errors'],
@@ -206,26 +208,11 @@ const schemas = {
       },
     },
   },
-  PosError: {
-    type: 'object',
-    required: ['transaction'],
-    additionalProperties: false,
-    properties: {
-      transaction: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['errors', 'display_messages'],
-        properties: {
-          errors: {
-            type: 'array',
-            minItems: 1,
-            items: { type: 'object', additionalProperties: false, required: ['message'], properties: { message: { type: 'string', minLength: 1 } } },
-          },
-          display_messages: { type: 'array', minItems: 1, items: ref('DisplayMessage') },
-        },
-      },
-    },
-  },
+  PosError: transactionEnvelope({
+    type: 'array',
+    minItems: 1,
+    items: { type: 'object', additionalProperties: false, required: ['message'], properties: { message: { type: 'string', minLength: 1 } } },
+  }),
 };
 
 function pathItemOperation(route: Route) {
