@@ -83,6 +83,8 @@ function httpResponse({ host, operationId }: ApiOptions): ApiMiddleware {
   return {
     before: (request) => {
       started.set(request, performance.now());
+      // cold_start, function_request_id, function_name … on every line of this request.
+      logger.addContext(request.context);
       const raw = request.event as unknown as APIGatewayProxyEvent;
       request.event.headers = lowerCaseHeaders(raw);
       const incoming = request.event.headers['x-request-id'];
@@ -99,19 +101,23 @@ function httpResponse({ host, operationId }: ApiOptions): ApiMiddleware {
     },
     onError: (request) => {
       const error = toHttpError(request.error);
-      finish(request, errorReply(host, error, request.context.requestId), error, host, operationId);
       if (error.statusCode >= 500) {
-        logger.error('request failed', {
-          request_id: request.context.requestId,
-          operation: operationId,
-          error: request.error,
-        });
+        // The whole error, stack included, for on-call; the client sees only a generic message.
+        logger.error('request failed', { request_id: request.context.requestId, operation: operationId, error: request.error });
       }
+      finish(request, errorReply(host, error, request.context.requestId), error, host, operationId, request.error);
     },
   };
 }
 
-function finish(request: ApiRequest, reply: Reply, error: HttpError | undefined, host: HostId, operationId: string) {
+function finish(
+  request: ApiRequest,
+  reply: Reply,
+  error: HttpError | undefined,
+  host: HostId,
+  operationId: string,
+  cause?: unknown,
+) {
   const latency = performance.now() - (started.get(request) ?? performance.now());
   const event = request.event;
   const result = toResult(host, reply, event, request.context.requestId, latency, error?.retryAfterSeconds);
@@ -129,6 +135,7 @@ function finish(request: ApiRequest, reply: Reply, error: HttpError | undefined,
     account_id: request.context.accountId,
     source_ip: raw.requestContext?.identity?.sourceIp,
     ...(error ? { error_code: error.code } : {}),
+    ...(error && error.statusCode >= 500 && cause instanceof Error ? { error_name: cause.name, error_message: cause.message } : {}),
   });
   recordRequestMetrics(operationId, result.statusCode, latency);
 }

@@ -10,6 +10,8 @@ export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_N
 const metrics = new Metrics({
   namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'Tillgate',
   serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'tillgate',
+  // Two stages in one account and region must not add up in one graph.
+  defaultDimensions: { stage: process.env.TILLGATE_STAGE ?? 'local' },
 });
 
 /** Emits the per-operation request metrics the dashboard and alarms read. */

@@ -4,7 +4,9 @@ import { Table, AttributeType } from 'aws-cdk-lib/aws-dynamodb';
 import type { IConstruct } from 'constructs';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { hosts, routes, type HostId, type Route } from '#functions/routes';
-import { tableIds, tables, type TableId } from '#commons/tables';
+import { tableIds, tables, type TableId, type TableSpec } from '#commons/tables';
+
+const specOf = (id: TableId): TableSpec => tables[id];
 import { READ_ACTIONS, WRITE_ACTIONS } from '../../infra/constructs/function-with-log-group.ts';
 import { logicalId, synthesize, type Synthesized } from './synth.ts';
 
@@ -136,7 +138,7 @@ describe('each function touches only its declared tables, with only the actions 
       const expected = [...(access === 'write' ? WRITE_ACTIONS : READ_ACTIONS)].sort();
       const grant = grants.get(tableId(id))!;
       expect([...grant.table].sort(), `${route.operationId} on ${id}`).toEqual(expected);
-      expect([...grant.indexes.keys()].sort()).toEqual((tables[id].indexes ?? []).map((i) => `/index/${i.name}`).sort());
+      expect([...grant.indexes.keys()].sort()).toEqual((specOf(id).indexes ?? []).map((i) => `/index/${i.name}`).sort());
       for (const actions of grant.indexes.values()) expect([...actions].sort()).toEqual(expected);
       if (access === 'read') {
         expect([...grant.table].some((a) => /Put|Update|Delete|Write/.test(a))).toBe(false);
@@ -173,7 +175,7 @@ describe('tables', () => {
   it.each(tableIds.map((id) => [id] as const))(
     '%s: on-demand, point-in-time recovery, deletion protection, retained, no physical name',
     (id) => {
-      const spec = tables[id];
+      const spec = specOf(id);
       const table = resources[tableId(id)]!;
       expect(table.Type).toBe('AWS::DynamoDB::Table');
       expect(table.DeletionPolicy).toBe('Retain');
@@ -186,13 +188,13 @@ describe('tables', () => {
         KeySchema: [{ AttributeName: spec.partitionKey.name, KeyType: 'HASH' }],
       });
       expect(table.Properties.TableName).toBeUndefined();
-      const ttl = 'timeToLiveAttribute' in spec ? spec.timeToLiveAttribute : undefined;
+      const ttl = spec.timeToLiveAttribute;
       if (ttl) {
         expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: ttl, Enabled: true });
       } else {
         expect(table.Properties.TimeToLiveSpecification).toBeUndefined();
       }
-      const indexes = 'indexes' in spec ? spec.indexes : [];
+      const indexes = spec.indexes ?? [];
       expect((table.Properties.GlobalSecondaryIndexes ?? []).map((i: any) => i.IndexName)).toEqual(
         indexes.map((i) => i.name),
       );
@@ -278,9 +280,9 @@ describe('APIs', () => {
       );
 
     it.each([
-      ['MISSING_AUTHENTICATION_TOKEN', '404', 'No route', 'not_found'],
+      ['MISSING_AUTHENTICATION_TOKEN', '404', 'No route for this method and path', 'not_found'],
       ['THROTTLED', '429', 'Too many requests; retry after the Retry-After delay', 'throttled'],
-      ['REQUEST_TOO_LARGE', '413', 'Request body too large', 'payload_too_large'],
+      ['REQUEST_TOO_LARGE', '413', 'Request body is too large', 'payload_too_large'],
       ['UNSUPPORTED_MEDIA_TYPE', '415', 'Content-Type must be application/json', 'unsupported_media_type'],
       ['DEFAULT_5XX', undefined, 'Internal server error; request id $context.requestId', 'internal_error'],
     ])('%s answers %s in the host error shape (undefined: API Gateway status kept)', (type, status, message, id) => {
@@ -349,6 +351,8 @@ describe('on-call', () => {
       expect(description).toContain('dashboard tillgate-prod-');
       expect(description).toContain('tillgate-prod/errors-by-route');
       expect(description).toContain('tillgate-prod/request-by-x-request-id');
+      // CloudWatch caps descriptions at 1024 characters; leave room for the region token.
+      expect(description.length).toBeLessThan(950);
     }
   });
 
@@ -377,7 +381,11 @@ describe('on-call', () => {
     );
     const byId = queries.get('tillgate-prod/request-by-x-request-id')!;
     expect(byId.QueryString).toContain('filter request_id = ');
-    expect(JSON.stringify(byId.LogGroupNames)).toEqual(JSON.stringify(functionLogGroups.map((id) => ({ Ref: id }))));
+    const accessLogGroups = (Object.keys(hosts) as HostId[]).map((host) =>
+      logicalId(synth.stack, synth.stack.apis[host].accessLogs),
+    );
+    expect(byId.LogGroupNames).toEqual([...functionLogGroups, ...accessLogGroups].map((id) => ({ Ref: id })));
+    expect(byId.QueryString).toContain('or requestId = ');
     expect(queries.get('tillgate-prod/slowest-requests')!.QueryString).toContain('sort latency_ms desc');
     expect(queries.get('tillgate-prod/errors-by-route')!.QueryString).toMatch(/stats count\(\*\) as errors.* by operation/);
     const unauthorized = queries.get('tillgate-prod/401s-by-source')!;

@@ -28,6 +28,9 @@ function cdkJsonContext(): Record<string, unknown> {
  * The assembly goes to a temporary directory, never to cdk.out, which the end-to-end suite reads.
  */
 export function synthesize(context: Record<string, string> = {}): Synthesized {
+  // CDK's built-in CloudFormation schema check costs seconds per synth; `cdk synth` in `npm test`
+  // runs it on the real app, so the in-memory copies skip it. cdk-nag still runs on every synth.
+  process.env.CDK_VALIDATION = 'false';
   const app = new App({
     outdir: mkdtempSync(path.join(tmpdir(), 'tillgate-cdk-')),
     analyticsReporting: false,

@@ -1,0 +1,143 @@
+import type { Node } from 'constructs';
+import { hosts, type HostId } from '#functions/routes';
+
+/**
+ * Deployment settings, read once from CDK context (`-c key=value` or cdk.json). Every knob an
+ * operator may turn is here, with its default, so the README and the stack cannot disagree.
+ * Values from the command line arrive as strings; they are parsed and checked here, and a bad
+ * value fails the synth with a message naming the key.
+ */
+export interface CustomDomain {
+  /** e.g. `api.example.com`: the host becomes `https://api.example.com`. */
+  readonly domainName: string;
+  /** ACM certificate for the domain, in the stack's region (regional endpoint). */
+  readonly certificateArn: string;
+  /** Optional Route 53 zone for an alias record; without it, point DNS at the outputs yourself. */
+  readonly hostedZone?: { readonly id: string; readonly name: string };
+}
+
+export interface TillgateConfig {
+  /** Stage name: names the API Gateway stages and the stack (`Tillgate-<stage>`). */
+  readonly stage: string;
+  /** Throwaway stage: tables and log groups are destroyed with the stack, no deletion protection. */
+  readonly ephemeral: boolean;
+  /** Stage-wide steady-state limit, requests per second, per host. */
+  readonly throttleRateLimit: number;
+  /** Stage-wide burst (token bucket size), per host. */
+  readonly throttleBurstLimit: number;
+  /** Retention of every log group of the stack (functions, access logs, execution logs). */
+  readonly logRetentionDays: number;
+  /** Handed to the functions: how long event records live. */
+  readonly eventRetentionDays: number;
+  /** Handed to the functions: how long a valid token is cached per execution environment. */
+  readonly tokenCacheSeconds: number;
+  /** Powertools log level of the functions. */
+  readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  readonly domains: Readonly<Partial<Record<HostId, CustomDomain>>>;
+  /** E-mail address subscribed to a topic the stack creates for alarm notifications. */
+  readonly alarmEmail?: string;
+  /** Existing SNS topic that receives alarm notifications. */
+  readonly alarmTopicArn?: string;
+  /** p99 latency (ms) above which the latency alarm of a host fires. */
+  readonly latencyAlarmMs: number;
+  /** Create the account-level API Gateway CloudWatch Logs role (once per account and region). */
+  readonly apiGatewayCloudWatchRole: boolean;
+  /** Existing WAFv2 web ACL (REGIONAL scope) to associate with both stages. */
+  readonly webAclArn?: string;
+}
+
+export const defaults = {
+  stage: 'prod',
+  throttleRateLimit: 100,
+  throttleBurstLimit: 200,
+  logRetentionDays: 30,
+  eventRetentionDays: 30,
+  tokenCacheSeconds: 30,
+  logLevel: 'INFO',
+  latencyAlarmMs: 1500,
+} as const;
+
+/** The retention periods CloudWatch Logs accepts. */
+const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+];
+
+export function readConfig(node: Node): TillgateConfig {
+  const raw = (key: string): string | undefined => {
+    const value: unknown = node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return undefined;
+    return String(value);
+  };
+  const flag = (key: string): boolean => {
+    const value = raw(key);
+    if (value === undefined) return false;
+    if (value === 'true') return true;
+    if (value === 'false') return false;
+    throw new Error(`Context ${key} must be true or false, got "${value}"`);
+  };
+  const integer = (key: string, fallback: number, min: number, max: number): number => {
+    const value = raw(key);
+    if (value === undefined) return fallback;
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+      throw new Error(`Context ${key} must be an integer from ${min} to ${max}, got "${value}"`);
+    }
+    return parsed;
+  };
+
+  const stage = raw('stage') ?? defaults.stage;
+  if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) {
+    throw new Error(`Context stage must be 1-20 of a-z 0-9 -, starting with a letter, got "${stage}"`);
+  }
+
+  const logRetentionDays = integer('logRetentionDays', defaults.logRetentionDays, 1, 3653);
+  if (!LOG_RETENTION_DAYS.includes(logRetentionDays)) {
+    throw new Error(`Context logRetentionDays must be one of ${LOG_RETENTION_DAYS.join(', ')}`);
+  }
+
+  const logLevel = (raw('logLevel') ?? defaults.logLevel).toUpperCase();
+  if (logLevel !== 'DEBUG' && logLevel !== 'INFO' && logLevel !== 'WARN' && logLevel !== 'ERROR') {
+    throw new Error(`Context logLevel must be DEBUG, INFO, WARN or ERROR, got "${logLevel}"`);
+  }
+
+  const domains: Partial<Record<HostId, CustomDomain>> = {};
+  for (const host of Object.keys(hosts) as HostId[]) {
+    const domainName = raw(`${host}DomainName`);
+    const certificateArn = raw(`${host}CertificateArn`);
+    const zoneId = raw(`${host}HostedZoneId`);
+    const zoneName = raw(`${host}HostedZoneName`);
+    if (!domainName && !certificateArn && !zoneId && !zoneName) continue;
+    if (!domainName || !certificateArn) {
+      throw new Error(`Context ${host}DomainName and ${host}CertificateArn go together`);
+    }
+    if (Boolean(zoneId) !== Boolean(zoneName)) {
+      throw new Error(`Context ${host}HostedZoneId and ${host}HostedZoneName go together`);
+    }
+    domains[host] = {
+      domainName,
+      certificateArn,
+      ...(zoneId && zoneName ? { hostedZone: { id: zoneId, name: zoneName } } : {}),
+    };
+  }
+
+  const alarmEmail = raw('alarmEmail');
+  const alarmTopicArn = raw('alarmTopicArn');
+  const webAclArn = raw('webAclArn');
+
+  return {
+    stage,
+    ephemeral: flag('ephemeral'),
+    throttleRateLimit: integer('throttleRateLimit', defaults.throttleRateLimit, 1, 10_000),
+    throttleBurstLimit: integer('throttleBurstLimit', defaults.throttleBurstLimit, 1, 5_000),
+    logRetentionDays,
+    eventRetentionDays: integer('eventRetentionDays', defaults.eventRetentionDays, 1, 3650),
+    tokenCacheSeconds: integer('tokenCacheSeconds', defaults.tokenCacheSeconds, 0, 3600),
+    logLevel,
+    domains,
+    latencyAlarmMs: integer('latencyAlarmMs', defaults.latencyAlarmMs, 50, 29_000),
+    apiGatewayCloudWatchRole: flag('apiGatewayCloudWatchRole'),
+    ...(alarmEmail ? { alarmEmail } : {}),
+    ...(alarmTopicArn ? { alarmTopicArn } : {}),
+    ...(webAclArn ? { webAclArn } : {}),
+  };
+}

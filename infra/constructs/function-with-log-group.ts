@@ -1,0 +1,150 @@
+import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import type { TableAccess } from '#functions/routes';
+import { OPERATION_METADATA_KEY } from '../bundles.ts';
+import type { DataTable } from './data-tables.ts';
+
+/**
+ * Reads: what a handler needs to look items up, query an index, and check a condition on a
+ * table it does not write inside a transaction. Scan is left out on purpose: no request path
+ * scans (the token tool scans with the operator's own credentials).
+ */
+export const READ_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:ConditionCheckItem',
+] as const;
+
+/** Writes add item mutations; TransactWriteItems is authorised per item by these actions. */
+export const WRITE_ACTIONS = [
+  ...READ_ACTIONS,
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+] as const;
+
+export interface FunctionWithLogGroupProps {
+  /** Names the function everywhere (see the route table). */
+  readonly operationId: string;
+  /** Handler module, absolute path; it exports `handler`. */
+  readonly entry: string;
+  readonly description: string;
+  /** Repository root: esbuild's working directory and the lock file's home. */
+  readonly projectRoot: string;
+  readonly logRetention: RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+  readonly environment: Readonly<Record<string, string>>;
+}
+
+/**
+ * A NodejsFunction with the house defaults: Node.js 24 on arm64, an ESM bundle built by the local
+ * esbuild (no Docker), its own log group with retention, X-Ray tracing, and a role that starts
+ * with nothing but the right to write its own log group (no AWS managed policy). Tables are
+ * added with `bindTable`, which sets the environment variable and the grant in one call so the
+ * two cannot drift apart.
+ */
+export class FunctionWithLogGroup extends NodejsFunction {
+  readonly operationId: string;
+  readonly logGroupResource: LogGroup;
+  readonly executionRole: Role;
+
+  constructor(scope: Construct, id: string, props: FunctionWithLogGroupProps) {
+    // Created beside the function (not inside it) because they must exist before super().
+    const logGroup = new LogGroup(scope, `${id}LogGroup`, {
+      retention: props.logRetention,
+      removalPolicy: props.removalPolicy,
+    });
+    const role = new Role(scope, `${id}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `tillgate ${props.operationId}: its own log group, X-Ray, and the tables of its route`,
+    });
+    logGroup.grantWrite(role);
+
+    super(scope, id, {
+      entry: props.entry,
+      handler: 'handler',
+      description: props.description,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      // 1024 MB buys roughly 0.6 vCPU: module initialisation (SDK, Powertools, compiled schemas)
+      // is CPU-bound, so cold starts stay well under a second; a warm request spends its time
+      // waiting on DynamoDB and costs the same order as at 256 MB because it finishes faster.
+      memorySize: 1024,
+      // A request makes at most a handful of DynamoDB calls with SDK retries. 10 s leaves room for
+      // retries with back-off and still ends well inside API Gateway's 29 s integration limit, so
+      // a hung call shows up as a Lambda timeout (logged, counted in Errors) and not a bare 504.
+      timeout: Duration.seconds(10),
+      tracing: Tracing.ACTIVE,
+      role,
+      logGroup,
+      projectRoot: props.projectRoot,
+      depsLockFilePath: `${props.projectRoot}/package-lock.json`,
+      environment: {
+        ...props.environment,
+        // Stack traces of the minified bundle point at the TypeScript sources.
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        forceDockerBundling: false,
+        logLevel: LogLevel.WARNING,
+        format: OutputFormat.ESM,
+        target: 'node24',
+        platform: 'node',
+        mainFields: ['module', 'main'],
+        minify: true,
+        sourceMap: true,
+        // Line mappings without a copy of every source: smaller bundle, same stack traces.
+        sourcesContent: false,
+        // Ship the SDK version the tests ran against instead of the runtime's copy.
+        bundleAwsSDK: true,
+        externalModules: [],
+        // CommonJS dependencies call require(); ESM output has none unless we make one.
+        banner:
+          "import { createRequire as __tillgateCreateRequire } from 'node:module';" +
+          'const require = __tillgateCreateRequire(import.meta.url);',
+      },
+    });
+
+    this.operationId = props.operationId;
+    this.logGroupResource = logGroup;
+    this.executionRole = role;
+    (this.node.defaultChild as CfnFunction).addMetadata(OPERATION_METADATA_KEY, props.operationId);
+
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords do not support ' +
+        'resource-level permissions, so AWS requires Resource "*" for them. Every other statement ' +
+        'of this role names its own log group and its tables.',
+    });
+    for (const rule of ['Serverless-LambdaDLQ', 'Serverless-LambdaAsyncFailureDestination']) {
+      Validations.of(this).acknowledge({
+        id: rule,
+        reason:
+          'Only API Gateway invokes this function, synchronously (Lambda proxy integration); the ' +
+          'caller receives every failure as an HTTP response, so there are no asynchronous ' +
+          'events that a dead-letter queue or failure destination could catch.',
+      });
+    }
+  }
+
+  /** Sets the table's environment variable and grants exactly the access the route declares. */
+  bindTable(data: DataTable, access: TableAccess): void {
+    this.addEnvironment(data.spec.envVar, data.table.tableName);
+    const indexArns = (data.spec.indexes ?? []).map((index) => `${data.table.tableArn}/index/${index.name}`);
+    this.executionRole.addToPrincipalPolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: [...(access === 'write' ? WRITE_ACTIONS : READ_ACTIONS)],
+        resources: [data.table.tableArn, ...indexArns],
+      }),
+    );
+  }
+}

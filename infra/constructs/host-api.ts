@@ -1,0 +1,292 @@
+import { Aws, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import {
+  AccessLogFormat,
+  AuthorizationType,
+  BasePathMapping,
+  DomainName,
+  EndpointType,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  ResponseType,
+  RestApi,
+  SecurityPolicy,
+} from 'aws-cdk-lib/aws-apigateway';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
+import { ApiGatewayDomain } from 'aws-cdk-lib/aws-route53-targets';
+import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
+import { Construct } from 'constructs';
+import type { Host, Route } from '#functions/routes';
+import type { CustomDomain } from '../config.ts';
+import type { FunctionWithLogGroup } from './function-with-log-group.ts';
+
+export interface HostApiProps {
+  readonly host: Host;
+  /** The rows of the route table that belong to this host. */
+  readonly routes: readonly Route[];
+  readonly functions: ReadonlyMap<string, FunctionWithLogGroup>;
+  readonly stageName: string;
+  readonly throttleRateLimit: number;
+  readonly throttleBurstLimit: number;
+  readonly logRetention: RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+  readonly domain?: CustomDomain;
+  readonly webAclArn?: string;
+}
+
+/**
+ * Fields of one access log line (JSON). The incoming X-Request-Id header is not available to
+ * REST API access logs; `integrationRequestId` (the Lambda request id) joins a line to the
+ * function's log, where `request_id` is the X-Request-Id.
+ */
+export const ACCESS_LOG_FIELDS = {
+  requestId: '$context.requestId',
+  extendedRequestId: '$context.extendedRequestId',
+  requestTime: '$context.requestTimeEpoch',
+  ip: '$context.identity.sourceIp',
+  userAgent: '$context.identity.userAgent',
+  httpMethod: '$context.httpMethod',
+  resourcePath: '$context.resourcePath',
+  path: '$context.path',
+  status: '$context.status',
+  responseLatency: '$context.responseLatency',
+  responseLength: '$context.responseLength',
+  integrationRequestId: '$context.integration.requestId',
+  integrationStatus: '$context.integration.status',
+  integrationLatency: '$context.integration.latency',
+  errorResponseType: '$context.error.responseType',
+  errorMessage: '$context.error.message',
+  xrayTraceId: '$context.xrayTraceId',
+} as const;
+
+/**
+ * Every value is quoted, numbers included, so the format itself is valid JSON (cdk-nag
+ * Serverless-APIGWStructuredLogging parses it) and a "-" for a missing value cannot break a line.
+ * This is the shape of AWS's own JSON example; the saved queries filter `status` numerically.
+ */
+function accessLogFormat(): AccessLogFormat {
+  return AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS));
+}
+
+/** Placeholder replaced by API Gateway's own (already JSON-quoted) error message. */
+const GATEWAY_MESSAGE = '$context.error.messageString';
+const RAW_MESSAGE = '__GATEWAY_MESSAGE__';
+
+/** The host's error body, as the functions write it, for a response API Gateway makes itself. */
+export function gatewayErrorBody(hostId: Host['id'], message: string, messageId: string): string {
+  const body =
+    hostId === 'pos'
+      ? {
+          transaction: {
+            errors: [{ message }],
+            display_messages: [{ message, message_id: messageId, message_content: {}, priority: 1 }],
+          },
+        }
+      : { errors: [{ message }] };
+  return JSON.stringify(body).replaceAll(JSON.stringify(RAW_MESSAGE), GATEWAY_MESSAGE);
+}
+
+interface GatewayError {
+  readonly type: ResponseType;
+  /** Omitted: keep API Gateway's status (the DEFAULT_* families). */
+  readonly statusCode?: string;
+  readonly message: string;
+  readonly messageId: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+const GATEWAY_ERRORS: readonly GatewayError[] = [
+  // A method and path outside the route table: API Gateway calls it a missing token (403).
+  {
+    type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
+    statusCode: '404',
+    message: 'No route for this method and path',
+    messageId: 'not_found',
+  },
+  {
+    type: ResponseType.THROTTLED,
+    statusCode: '429',
+    message: 'Too many requests; retry after the Retry-After delay',
+    messageId: 'throttled',
+    headers: { 'Retry-After': "'1'" },
+  },
+  {
+    type: ResponseType.REQUEST_TOO_LARGE,
+    statusCode: '413',
+    message: 'Request body is too large',
+    messageId: 'payload_too_large',
+  },
+  {
+    type: ResponseType.UNSUPPORTED_MEDIA_TYPE,
+    statusCode: '415',
+    message: 'Content-Type must be application/json',
+    messageId: 'unsupported_media_type',
+  },
+  {
+    type: ResponseType.INTEGRATION_TIMEOUT,
+    statusCode: '504',
+    message: 'The request timed out; request id $context.requestId',
+    messageId: 'timeout',
+  },
+  { type: ResponseType.DEFAULT_4XX, message: RAW_MESSAGE, messageId: 'request_rejected' },
+  {
+    type: ResponseType.DEFAULT_5XX,
+    message: 'Internal server error; request id $context.requestId',
+    messageId: 'internal_error',
+  },
+];
+
+/** `MISSING_AUTHENTICATION_TOKEN` → `MissingAuthenticationToken`. */
+const constructIdFor = (type: ResponseType) =>
+  type.responseType
+    .toLowerCase()
+    .split('_')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
+
+/**
+ * One host: a REST API with one stage, the host's routes from the route table (Lambda proxy
+ * integrations), JSON access logs, execution metrics, stage throttling, the host's error shape
+ * on API Gateway's own responses, and an optional custom domain.
+ */
+export class HostApi extends Construct {
+  readonly api: RestApi;
+  readonly accessLogs: LogGroup;
+  readonly executionLogs: LogGroup;
+  /** `https://…` without a trailing slash: the custom domain, else the execute-api stage URL. */
+  readonly baseUrl: string;
+  readonly domain?: DomainName;
+
+  constructor(scope: Construct, id: string, props: HostApiProps) {
+    super(scope, id);
+    const { host, stageName } = props;
+
+    this.accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: props.logRetention,
+      removalPolicy: props.removalPolicy,
+    });
+
+    this.api = new RestApi(this, 'Api', {
+      restApiName: `tillgate-${stageName}-${host.id}`,
+      description: `tillgate ${host.id} host (${host.versionPrefix}): ${host.description}`,
+      endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      // The account-level CloudWatch role is a singleton; see TillgateStack (apiGatewayCloudWatchRole).
+      cloudWatchRole: false,
+      failOnWarnings: true,
+      deployOptions: {
+        stageName,
+        throttlingRateLimit: props.throttleRateLimit,
+        throttlingBurstLimit: props.throttleBurstLimit,
+        metricsEnabled: true,
+        // Execution logs at ERROR only; data tracing would log full requests, X-Auth-Token included.
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        tracingEnabled: true,
+        accessLogDestination: new LogGroupLogDestination(this.accessLogs),
+        accessLogFormat: accessLogFormat(),
+      },
+    });
+
+    // API Gateway writes execution logs to a group of this fixed name, created on first use with
+    // no retention; creating it first gives it the stack's retention.
+    this.executionLogs = new LogGroup(this, 'ExecutionLogs', {
+      logGroupName: `API-Gateway-Execution-Logs_${this.api.restApiId}/${stageName}`,
+      retention: props.logRetention,
+      removalPolicy: props.removalPolicy,
+    });
+    this.api.deploymentStage.node.addDependency(this.executionLogs);
+
+    for (const route of props.routes) {
+      const fn = props.functions.get(route.operationId);
+      if (!fn) throw new Error(`No function for route ${route.operationId}`);
+      const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+      const method = this.api.root.resourceForPath(route.path).addMethod(
+        route.method,
+        new LambdaIntegration(fn, { proxy: true, allowTestInvoke: false }),
+        {
+          operationName: route.operationId,
+          authorizationType: AuthorizationType.NONE,
+          requestParameters: Object.fromEntries(pathParameters.map((name) => [`method.request.path.${name}`, true])),
+        },
+      );
+      const reason =
+        'The X-Auth-Token check lives in the Lambda middleware, not in an API Gateway authorizer: ' +
+        'a token is hashed and looked up per account in the apiKeys DynamoDB table, a 401 must ' +
+        "carry the host's own error body, and the same check runs on the local server and in the " +
+        'end-to-end tests. An authorizer would be a second, untested implementation.';
+      Validations.of(method).acknowledge({ id: 'AwsSolutions-APIG4', reason });
+      Validations.of(method).acknowledge({ id: 'AwsSolutions-COG4', reason });
+    }
+
+    for (const error of GATEWAY_ERRORS) {
+      this.api.addGatewayResponse(constructIdFor(error.type), {
+        type: error.type,
+        ...(error.statusCode ? { statusCode: error.statusCode } : {}),
+        responseHeaders: {
+          'Content-Type': "'application/json; charset=utf-8'",
+          'X-Content-Type-Options': "'nosniff'",
+          // Gateway responses can map request values only (not $context); echo the caller's id.
+          // API Gateway adds its own x-amzn-RequestId to every response.
+          'X-Request-Id': 'method.request.header.X-Request-Id',
+          ...error.headers,
+        },
+        templates: { 'application/json': gatewayErrorBody(host.id, error.message, error.messageId) },
+      });
+    }
+
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-APIG2',
+      reason:
+        'Requests are validated in the Lambda middleware against the OpenAPI-described schemas, ' +
+        "because errors must use each host's own JSON error shape (422 with one entry per problem, " +
+        'display messages on the pos host) and the same validation runs on the local server. An ' +
+        'API Gateway request validator would answer 400 in its own shape.',
+    });
+
+    if (props.webAclArn) {
+      new CfnWebACLAssociation(this, 'WebAcl', {
+        resourceArn: this.api.deploymentStage.stageArn,
+        webAclArn: props.webAclArn,
+      });
+    } else {
+      Validations.of(this.api).acknowledge({
+        id: 'AwsSolutions-APIG3',
+        reason:
+          'WAF is optional (context webAclArn associates an existing regional web ACL). Without it, ' +
+          'every request still needs a valid X-Auth-Token and the stage is throttled ' +
+          '(throttleRateLimit/throttleBurstLimit), which bounds abuse and cost.',
+      });
+    }
+
+    if (props.domain) {
+      const domain = new DomainName(this, 'Domain', {
+        domainName: props.domain.domainName,
+        certificate: Certificate.fromCertificateArn(this, 'Certificate', props.domain.certificateArn),
+        endpointType: EndpointType.REGIONAL,
+        securityPolicy: SecurityPolicy.TLS_1_2,
+      });
+      new BasePathMapping(this, 'BasePathMapping', {
+        domainName: domain,
+        restApi: this.api,
+        stage: this.api.deploymentStage,
+      });
+      if (props.domain.hostedZone) {
+        const zone = HostedZone.fromHostedZoneAttributes(this, 'Zone', {
+          hostedZoneId: props.domain.hostedZone.id,
+          zoneName: props.domain.hostedZone.name,
+        });
+        new ARecord(this, 'AliasRecord', {
+          zone,
+          recordName: props.domain.domainName,
+          target: RecordTarget.fromAlias(new ApiGatewayDomain(domain)),
+        });
+      }
+      this.domain = domain;
+      this.baseUrl = `https://${props.domain.domainName}`;
+    } else {
+      this.baseUrl = `https://${this.api.restApiId}.execute-api.${Aws.REGION}.${Stack.of(this).urlSuffix}/${stageName}`;
+    }
+  }
+}

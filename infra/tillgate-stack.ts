@@ -1,0 +1,153 @@
+import path from 'node:path';
+import { CfnOutput, RemovalPolicy, Stack, Tags, Validations, type StackProps } from 'aws-cdk-lib';
+import { CfnAccount } from 'aws-cdk-lib/aws-apigateway';
+import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { tables, type TableId } from '#commons/tables';
+import { hosts, routes, type HostId } from '#functions/routes';
+import type { TillgateConfig } from './config.ts';
+import { DataTables } from './constructs/data-tables.ts';
+import { FunctionWithLogGroup } from './constructs/function-with-log-group.ts';
+import { HostApi } from './constructs/host-api.ts';
+import { Observability } from './constructs/observability.ts';
+
+/** The repository root: route entries are relative to it. */
+export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
+
+export interface TillgateStackProps extends StackProps {
+  readonly config: TillgateConfig;
+}
+
+const pascal = (id: string) => id.charAt(0).toUpperCase() + id.slice(1);
+
+/**
+ * tillgate in one stack: the tables, one function per route, one REST API per host, and the
+ * on-call kit. Everything that varies by operation comes from functions/routes.ts and
+ * functions/commons/tables.ts; nothing here names a route or a table by hand.
+ */
+export class TillgateStack extends Stack {
+  readonly apis: Readonly<Record<HostId, HostApi>>;
+  readonly functions: ReadonlyMap<string, FunctionWithLogGroup>;
+  readonly dataTables: DataTables;
+  readonly observability: Observability;
+
+  constructor(scope: Construct, id: string, props: TillgateStackProps) {
+    super(scope, id, props);
+    const { config } = props;
+    const removalPolicy = config.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+    const logRetention = config.logRetentionDays as RetentionDays;
+    Tags.of(this).add('tillgate:stage', config.stage);
+
+    this.dataTables = new DataTables(this, 'Tables', { ephemeral: config.ephemeral });
+
+    const functions = new Map<string, FunctionWithLogGroup>();
+    for (const route of routes) {
+      const fn = new FunctionWithLogGroup(this, `${pascal(route.operationId)}Function`, {
+        operationId: route.operationId,
+        entry: path.join(PROJECT_ROOT, route.entry),
+        description: `tillgate ${route.method} ${route.path}: ${route.summary}`,
+        projectRoot: PROJECT_ROOT,
+        logRetention,
+        removalPolicy,
+        environment: {
+          POWERTOOLS_SERVICE_NAME: 'tillgate',
+          POWERTOOLS_METRICS_NAMESPACE: 'Tillgate',
+          POWERTOOLS_LOG_LEVEL: config.logLevel,
+          TILLGATE_STAGE: config.stage,
+          EVENT_RETENTION_DAYS: String(config.eventRetentionDays),
+          TOKEN_CACHE_SECONDS: String(config.tokenCacheSeconds),
+        },
+      });
+      for (const [tableId, access] of Object.entries(route.tables) as [TableId, 'read' | 'write'][]) {
+        fn.bindTable(this.dataTables.byId[tableId], access);
+      }
+      Tags.of(fn).add('tillgate:operation', route.operationId);
+      functions.set(route.operationId, fn);
+    }
+    this.functions = functions;
+
+    const apis = {} as Record<HostId, HostApi>;
+    for (const host of Object.values(hosts)) {
+      const domain = config.domains[host.id];
+      apis[host.id] = new HostApi(this, `${pascal(host.id)}Api`, {
+        host,
+        routes: routes.filter((route) => route.host === host.id),
+        functions,
+        stageName: config.stage,
+        throttleRateLimit: config.throttleRateLimit,
+        throttleBurstLimit: config.throttleBurstLimit,
+        logRetention,
+        removalPolicy,
+        ...(domain ? { domain } : {}),
+        ...(config.webAclArn ? { webAclArn: config.webAclArn } : {}),
+      });
+    }
+    this.apis = apis;
+
+    if (config.apiGatewayCloudWatchRole) this.addApiGatewayAccountRole(Object.values(apis));
+
+    this.observability = new Observability(this, 'OnCall', {
+      stage: config.stage,
+      apis,
+      functions: [...functions.values()],
+      tables: Object.values(this.dataTables.byId),
+      latencyAlarmMs: config.latencyAlarmMs,
+      ...(config.alarmEmail ? { alarmEmail: config.alarmEmail } : {}),
+      ...(config.alarmTopicArn ? { alarmTopicArn: config.alarmTopicArn } : {}),
+    });
+
+    for (const [hostId, api] of Object.entries(apis)) {
+      new CfnOutput(this, `${pascal(hostId)}BaseUrl`, {
+        description: `${hostId} host base URL (${hosts[hostId as HostId].versionPrefix} routes), no trailing slash`,
+        value: api.baseUrl,
+      });
+      if (api.domain) {
+        new CfnOutput(this, `${pascal(hostId)}DomainTarget`, {
+          description: `${hostId} custom domain: point a DNS alias/CNAME here when no hosted zone was given`,
+          value: api.domain.domainNameAliasDomainName,
+        });
+      }
+    }
+    for (const { id: tableId, table } of Object.values(this.dataTables.byId)) {
+      new CfnOutput(this, `${pascal(tableId)}TableName`, {
+        description: `Physical name of the ${tableId} table (environment variable ${tables[tableId].envVar})`,
+        value: table.tableName,
+      });
+    }
+    new CfnOutput(this, 'DashboardName', {
+      description: 'CloudWatch dashboard for both hosts',
+      value: this.observability.dashboard.dashboardName,
+    });
+    new CfnOutput(this, 'RequestByIdQueryName', {
+      description: 'Saved Logs Insights query that follows one request by its X-Request-Id',
+      value: this.observability.queryNames.requestById,
+    });
+  }
+
+  /**
+   * API Gateway writes access and execution logs with one role per account and region (an
+   * account setting, not a property of an API). Two APIs or two stages that each set it would
+   * fight over it, and deleting one stack would break logging for the rest; so the APIs never
+   * create it, and this stack does only when asked with `-c apiGatewayCloudWatchRole=true`,
+   * keeping the role when the stack goes.
+   */
+  private addApiGatewayAccountRole(apis: HostApi[]): void {
+    const role = new Role(this, 'ApiGatewayCloudWatchRole', {
+      assumedBy: new ServicePrincipal('apigateway.amazonaws.com'),
+      description: 'API Gateway account-level role for writing access and execution logs (all APIs in this region)',
+      managedPolicies: [ManagedPolicy.fromAwsManagedPolicyName('service-role/AmazonAPIGatewayPushToCloudWatchLogs')],
+    });
+    role.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      reason:
+        'This is the account-wide API Gateway logging role: it must create and write the log groups ' +
+        'of every API in the region, whose names are not known here. AWS maintains this service-role ' +
+        'policy for exactly that purpose.',
+    });
+    const account = new CfnAccount(this, 'ApiGatewayAccount', { cloudWatchRoleArn: role.roleArn });
+    account.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    for (const api of apis) api.api.deploymentStage.node.addDependency(account);
+  }
+}

@@ -1,0 +1,40 @@
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { routes } from '#functions/routes';
+import { tables } from '#commons/tables';
+import { findBundles } from '../../infra/bundles.ts';
+import { PROJECT_ROOT } from '../../infra/tillgate-stack.ts';
+
+/**
+ * `npm test` runs `cdk synth` before vitest; these tests read what it built (cdk.out), the same
+ * bundles `cdk deploy` uploads and the end-to-end suite runs with TILLGATE_HANDLERS=bundles.
+ */
+const cdkOut = path.join(PROJECT_ROOT, 'cdk.out');
+
+describe('findBundles', () => {
+  it('maps every route of the table to its built ESM bundle', () => {
+    const bundles = findBundles(cdkOut);
+    expect(Object.keys(bundles).sort()).toEqual(routes.map((r) => r.operationId).sort());
+    for (const [operationId, file] of Object.entries(bundles)) {
+      expect(path.isAbsolute(file), operationId).toBe(true);
+      expect(file).toMatch(/[/\\]asset\.[0-9a-f]{64}[/\\]index\.mjs$/);
+      expect(statSync(file).size, operationId).toBeGreaterThan(1000);
+      expect(statSync(`${file}.map`).size, `${operationId} source map`).toBeGreaterThan(0);
+    }
+    expect(new Set(Object.values(bundles)).size).toBe(routes.length);
+  });
+
+  it('gives bundles that load on Node.js 24 and export a handler', async () => {
+    // The bundles read their table names when they load, as in Lambda.
+    for (const spec of Object.values(tables)) process.env[spec.envVar] ??= `bundle-load-check-${spec.envVar}`;
+    for (const file of Object.values(findBundles(cdkOut))) {
+      const module = (await import(file)) as { handler?: unknown };
+      expect(typeof module.handler, file).toBe('function');
+    }
+  });
+
+  it('explains what to do when nothing has been synthesized', () => {
+    expect(() => findBundles(path.join(PROJECT_ROOT, 'no-such-cdk-out'))).toThrow(/npm run synth/);
+  });
+});
