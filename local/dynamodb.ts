@@ -27,6 +27,13 @@ export interface RunningDynamoDb {
 }
 
 export async function startDynamoDbLocal(options: { port: number; dataDirectory?: string }): Promise<RunningDynamoDb> {
+  // Otherwise the readiness check could be answered by whatever already listens there.
+  if (!(await portIsFree(options.port))) {
+    throw new Error(
+      `Port ${options.port} is already in use (another \`npm start\`?). Stop it, choose another port with ` +
+        'DYNAMODB_PORT, or use a running DynamoDB with DYNAMODB_ENDPOINT.',
+    );
+  }
   let path: string | undefined;
   if (options.dataDirectory) {
     path = resolve(options.dataDirectory);
@@ -89,6 +96,14 @@ export function localClient(endpoint: string): DynamoDBClient {
     region: process.env.AWS_REGION ?? 'local',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     maxAttempts: 1,
+  });
+}
+
+export function portIsFree(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const server = createServer();
+    server.once('error', () => done(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => done(true)));
   });
 }
 

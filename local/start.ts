@@ -12,7 +12,12 @@ const names = tableNamesWithPrefix(settings.tablePrefix);
 let dynamodb: RunningDynamoDb | undefined;
 if (!settings.externalEndpoint) {
   console.log(`Starting DynamoDB Local on port ${settings.dynamoDbPort} (data in ${settings.dataDirectory}) …`);
-  dynamodb = await startDynamoDbLocal({ port: settings.dynamoDbPort, dataDirectory: settings.dataDirectory });
+  dynamodb = await startDynamoDbLocal({ port: settings.dynamoDbPort, dataDirectory: settings.dataDirectory }).catch(
+    (error: Error) => {
+      console.error(`\n${error.message}`);
+      process.exit(1);
+    },
+  );
 }
 const created = await ensureTables(settings.endpoint, names);
 if (created.length > 0) console.log(`Created tables: ${created.map((id) => names[id]).join(', ')}`);
@@ -31,6 +36,13 @@ const tokenState = await ensureDevelopmentToken(settings.devTokenFile, settings.
 const api = await startLocalApi({
   ports: { core: settings.corePort, pos: settings.posPort },
   loadHandler: sourceHandlers,
+}).catch(async (error: NodeJS.ErrnoException) => {
+  await dynamodb?.stop();
+  if (error.code === 'EADDRINUSE') {
+    console.error(`Port ${(error as { port?: number }).port ?? ''} is already in use: set CORE_PORT / POS_PORT to free ones.`);
+    process.exit(1);
+  }
+  throw error;
 });
 
 console.log(`
