@@ -292,7 +292,10 @@ function jsonBody(schema: BodySchema): ApiMiddleware {
 function isJsonMediaType(header: string): boolean {
   const [type = '', ...parameters] = header.split(';').map((part) => part.trim().toLowerCase());
   if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return false;
-  const charset = parameters.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  // RFC 9110 forbids spaces around "=", but be strict about what we accept, not about the syntax.
+  const charset = parameters
+    .map((parameter) => parameter.split('=').map((part) => part.trim().replace(/^"|"$/g, '')))
+    .find(([name]) => name === 'charset')?.[1];
   return charset === undefined || charset === 'utf-8' || charset === 'utf8';
 }
 

@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { documents } from '../../functions/commons/clients.ts';
+import { tableName } from '../../functions/commons/config.ts';
+import { hashToken, newToken } from '../../functions/commons/auth.ts';
+import { saveApiKey } from '../../functions/commons/data/api-keys.ts';
+import { newAccount } from '../support/accounts.ts';
+import { invoke } from '../support/invoke.ts';
+
+/**
+ * A revoked token stops working within TOKEN_CACHE_SECONDS, the bound the README states. The
+ * cache is per function instance and read at load time, so each test loads the handler afresh
+ * with the setting it needs (the suite's default is 0).
+ */
+const defaultSeconds = process.env.TOKEN_CACHE_SECONDS;
+afterEach(() => {
+  vi.useRealTimers();
+  if (defaultSeconds === undefined) delete process.env.TOKEN_CACHE_SECONDS;
+  else process.env.TOKEN_CACHE_SECONDS = defaultSeconds;
+});
+
+async function getEventWithCache(seconds: string | undefined) {
+  vi.resetModules();
+  if (seconds === undefined) delete process.env.TOKEN_CACHE_SECONDS;
+  else process.env.TOKEN_CACHE_SECONDS = seconds;
+  const { handler } = await import('../../functions/get-event.ts');
+  // 404 (no such event) means the token was accepted; 401 that it was refused.
+  return async (token: string) => (await invoke(handler, 'getEvent', '/v1.0/events/1', { headers: { 'X-Auth-Token': token } })).statusCode;
+}
+
+const revoke = (token: string) =>
+  documents.send(
+    new UpdateCommand({
+      TableName: tableName('apiKeys'),
+      Key: { token_hash: hashToken(token) },
+      UpdateExpression: 'SET revoked_at = :now',
+      ExpressionAttributeValues: { ':now': new Date().toISOString() },
+    }),
+  );
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+describe('revoking a token', () => {
+  it('with TOKEN_CACHE_SECONDS=0 (local stack): the next request is refused', async () => {
+    const request = await getEventWithCache('0');
+    const { token } = await newAccount();
+    expect(await request(token)).toBe(404);
+    await revoke(token);
+    expect(await request(token)).toBe(401);
+  });
+
+  it('with TOKEN_CACHE_SECONDS=1: still accepted inside the bound, refused once it has passed', async () => {
+    const request = await getEventWithCache('1');
+    const { token } = await newAccount();
+    const cachedAt = Date.now();
+    expect(await request(token)).toBe(404);
+
+    await revoke(token);
+    expect(await request(token)).toBe(404); // remembered: within the stated bound
+
+    let refusedAfter: number | undefined;
+    while (Date.now() - cachedAt < 3000) {
+      if ((await request(token)) === 401) {
+        refusedAfter = Date.now() - cachedAt;
+        break;
+      }
+      await sleep(50);
+    }
+    expect(refusedAfter).toBeDefined();
+    expect(refusedAfter!).toBeGreaterThanOrEqual(1000);
+    expect(refusedAfter!).toBeLessThan(1400);
+  });
+
+  it('a new token works at once even with a cache: unknown tokens are never remembered', async () => {
+    const request = await getEventWithCache('30');
+    const token = newToken();
+    expect(await request(token)).toBe(401);
+    await saveApiKey({ token_hash: hashToken(token), key_id: 'key_fresh', account_id: 424242, name: 'fresh', created_at: new Date().toISOString() });
+    expect(await request(token)).toBe(404);
+  });
+
+  it('with the AWS default, a revoked token stops working within the bound the README states', async () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const stated = /revoked token stops working within (\d+) seconds/i.exec(readme);
+    expect(stated, 'README states the revocation bound').not.toBeNull();
+    const bound = Number(stated![1]);
+
+    const request = await getEventWithCache(undefined);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { token } = await newAccount();
+    expect(await request(token)).toBe(404);
+    await revoke(token);
+
+    vi.setSystemTime(Date.now() + (bound - 1) * 1000);
+    expect(await request(token)).toBe(404);
+    vi.setSystemTime(Date.now() + 1001);
+    expect(await request(token)).toBe(401);
+  });
+});

@@ -1,0 +1,124 @@
+import { request, Agent } from 'node:http';
+import { expect } from 'vitest';
+import type { HostId } from '../../functions/routes.ts';
+import type { LocalApi } from '../../local/server.ts';
+
+/**
+ * Helpers shared by the attack suites: a raw HTTP client (fetch merges repeated headers and
+ * refuses some values; attacks need both), and the checks every answer must pass.
+ */
+export interface RawRequest {
+  readonly method: string;
+  readonly path: string;
+  /** Header names and values in order, repeated names allowed, as Node's rawHeaders. */
+  readonly headers?: readonly string[];
+  readonly body?: string | Buffer;
+}
+
+export interface RawResponse {
+  readonly status: number;
+  /** Lower-case names; a repeated header keeps every value. */
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly text: string;
+  readonly json: any;
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+export function send(baseUrl: string, req: RawRequest, timeoutMs = 15_000): Promise<RawResponse> {
+  return new Promise((done, fail) => {
+    const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
+    // Raw headers, so names may repeat in any case; then Node adds none of its own.
+    const url = new URL(baseUrl);
+    const headers = ['Host', url.host, 'Connection', 'keep-alive', ...(req.headers ?? [])];
+    if (body !== undefined || !['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(req.method)) {
+      headers.push('Content-Length', String(body?.length ?? 0));
+    }
+    const options = { method: req.method, headers, agent, timeout: timeoutMs, setDefaultHeaders: false };
+    const outgoing = request(`${baseUrl}${req.path}`, options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', fail);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        done({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+    });
+    outgoing.on('timeout', () => outgoing.destroy(new Error(`${req.method} ${req.path} got no answer within ${timeoutMs} ms`)));
+    outgoing.on('error', fail);
+    outgoing.end(body);
+  });
+}
+
+export const sendTo = (api: LocalApi, host: HostId, req: RawRequest, timeoutMs?: number) => send(api.urls[host], req, timeoutMs);
+
+/** True when the value has exactly these keys (in any order). */
+const hasKeys = (value: unknown, keys: string[]) =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).sort().join() === [...keys].sort().join();
+
+/** The host's error body: core `{"errors":[…]}`, pos `{"transaction":{"errors":[…],"display_messages":[…]}}`. */
+export function isErrorShape(host: HostId, body: unknown): boolean {
+  const isProblem = (p: unknown, allowField: boolean) =>
+    (hasKeys(p, ['message']) || (allowField && hasKeys(p, ['message', 'field']))) &&
+    typeof (p as { message: unknown }).message === 'string' &&
+    (p as { message: string }).message.length > 0 &&
+    ((p as { field?: unknown }).field === undefined || typeof (p as { field: unknown }).field === 'string');
+  if (host === 'core') {
+    if (!hasKeys(body, ['errors'])) return false;
+    const errors = (body as { errors: unknown }).errors;
+    return Array.isArray(errors) && errors.length > 0 && errors.every((p) => isProblem(p, true));
+  }
+  if (!hasKeys(body, ['transaction'])) return false;
+  const transaction = (body as { transaction: unknown }).transaction;
+  if (!hasKeys(transaction, ['errors', 'display_messages'])) return false;
+  const { errors, display_messages: messages } = transaction as { errors: unknown; display_messages: unknown };
+  return (
+    Array.isArray(errors) &&
+    errors.length > 0 &&
+    errors.every((p) => isProblem(p, false)) &&
+    Array.isArray(messages) &&
+    messages.length === 1 &&
+    messages.every(
+      (m) =>
+        hasKeys(m, ['message', 'message_id', 'message_content', 'priority']) &&
+        typeof m.message === 'string' &&
+        typeof m.message_id === 'string' &&
+        typeof m.message_content?.request_id === 'string' &&
+        m.priority === 1,
+    )
+  );
+}
+
+/** Headers every answer carries, from the function or from the gateway; no banners. */
+export function expectStandardHeaders(response: RawResponse): void {
+  expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+  expect(response.headers['x-request-id']).toMatch(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/);
+  expect(response.headers['x-content-type-options']).toBe('nosniff');
+  expect(response.headers['cache-control']).toBeTypeOf('string');
+  expect(response.headers['x-powered-by']).toBeUndefined();
+  expect(response.headers.server).toBeUndefined();
+}
+
+/** A 4xx in the host's error shape with the standard headers. */
+export function expectClientError(host: HostId, response: RawResponse, method = 'GET'): void {
+  expect(response.status, response.text).toBeGreaterThanOrEqual(400);
+  expect(response.status, response.text).toBeLessThan(500);
+  expectStandardHeaders(response);
+  if (method !== 'HEAD') expect(isErrorShape(host, response.json), response.text).toBe(true);
+}
+
+export const json = (value: unknown) => JSON.stringify(value);
+
+/** Seed for every property of a run: FUZZ_SEED replays one. */
+export function fuzzSeed(): number {
+  const fromEnv = process.env.FUZZ_SEED;
+  return fromEnv ? Number(fromEnv) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
+}
+
+export const fuzzRuns = (fallback: number) => Number(process.env.FUZZ_RUNS ?? fallback);
