@@ -21,7 +21,8 @@ import { tableIds, tables, type TableId } from '../functions/commons/tables.ts';
  */
 export interface RunningDynamoDb {
   readonly endpoint: string;
-  stop(): Promise<void>;
+  /** SIGTERM by default; SIGKILL stops it like a crash. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
   /** Resolves when the process exits, whoever stopped it. */
   readonly exited: Promise<number | null>;
 }
@@ -57,9 +58,9 @@ export async function startDynamoDbLocal(options: { port: number; dataDirectory?
   );
 
   const endpoint = `http://127.0.0.1:${options.port}`;
-  const stop = async () => {
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
     if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
+      child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
       await exited;
       clearTimeout(timer);
