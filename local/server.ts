@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { hosts, routes, type HostId, type Route } from '../functions/routes.ts';
+import { gatewayError, gatewayErrorBody, type GatewayError } from '../infra/gateway-errors.ts';
 
 /**
  * The local stand-in for API Gateway: one HTTP server per host, each turning a request into the
@@ -50,7 +51,7 @@ export async function startLocalApi(options: {
       const server = createServer((request, response) => {
         serve(host, request, response, handlers, log).catch((error) => {
           log(JSON.stringify({ level: 'ERROR', message: 'local server failure', error: String(error?.stack ?? error) }));
-          if (!response.headersSent) sendJson(response, host, 502, 'Bad gateway', randomUUID());
+          if (!response.headersSent) sendGatewayError(response, host, gatewayError('DEFAULT_5XX'), randomUUID(), 502);
           else response.destroy();
         });
       });
@@ -97,10 +98,9 @@ async function serve(
   const body = await readBody(request, GATEWAY_MAX_BODY_BYTES);
 
   if (!match || body === 'too-large') {
-    const status = body === 'too-large' ? 413 : 404;
-    const message = status === 413 ? 'Request body is too large' : `No route for ${request.method} ${url.pathname}`;
-    sendJson(response, host, status, message, gatewayRequestId);
-    log(JSON.stringify({ level: 'INFO', message: 'gateway', request_id: gatewayRequestId, method: request.method, path: url.pathname, status }));
+    const error = gatewayError(body === 'too-large' ? 'REQUEST_TOO_LARGE' : 'MISSING_AUTHENTICATION_TOKEN');
+    sendGatewayError(response, host, error, gatewayRequestId);
+    log(JSON.stringify({ level: 'INFO', message: 'gateway', request_id: gatewayRequestId, method: request.method, path: url.pathname, status: error.statusCode }));
     return;
   }
 
@@ -252,20 +252,9 @@ export function toProxyEvent({ route, url, rawHeaders, body, requestId, sourceIp
   };
 }
 
-/** The host's error body, for answers API Gateway gives without calling a function. */
-function sendJson(response: ServerResponse, host: HostId, status: number, message: string, requestId: string) {
-  const body =
-    host === 'core'
-      ? { errors: [{ message }] }
-      : {
-          transaction: {
-            errors: [{ message }],
-            display_messages: [
-              { message: 'The till sent a request the service cannot handle. Call support.', message_id: status === 404 ? 'not_found' : 'payload_too_large', message_content: { request_id: requestId }, priority: 1 },
-            ],
-          },
-        };
-  const payload = JSON.stringify(body);
+/** An answer API Gateway gives without calling a function, as the stack's gateway responses shape it. */
+function sendGatewayError(response: ServerResponse, host: HostId, error: GatewayError, requestId: string, status = error.statusCode ?? 500) {
+  const payload = gatewayErrorBody(host, error.message.replace('$context.requestId', requestId), error.messageId);
   response.writeHead(status, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': String(Buffer.byteLength(payload)),

@@ -18,6 +18,7 @@ import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
 import { ApiGatewayDomain } from 'aws-cdk-lib/aws-route53-targets';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { gatewayErrorBody, gatewayErrors, type GatewayError } from '../gateway-errors.ts';
 import type { Host, Route } from '#functions/routes';
 import type { CustomDomain } from '../config.ts';
 import type { FunctionWithLogGroup } from './function-with-log-group.ts';
@@ -70,77 +71,8 @@ function accessLogFormat(): AccessLogFormat {
   return AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS));
 }
 
-/** Placeholder replaced by API Gateway's own (already JSON-quoted) error message. */
-const GATEWAY_MESSAGE = '$context.error.messageString';
-const RAW_MESSAGE = '__GATEWAY_MESSAGE__';
-
-/** The host's error body, as the functions write it, for a response API Gateway makes itself. */
-export function gatewayErrorBody(hostId: Host['id'], message: string, messageId: string): string {
-  const body =
-    hostId === 'pos'
-      ? {
-          transaction: {
-            errors: [{ message }],
-            display_messages: [{ message, message_id: messageId, message_content: {}, priority: 1 }],
-          },
-        }
-      : { errors: [{ message }] };
-  return JSON.stringify(body).replaceAll(JSON.stringify(RAW_MESSAGE), GATEWAY_MESSAGE);
-}
-
-interface GatewayError {
-  readonly type: ResponseType;
-  /** Omitted: keep API Gateway's status (the DEFAULT_* families). */
-  readonly statusCode?: string;
-  readonly message: string;
-  readonly messageId: string;
-  readonly headers?: Readonly<Record<string, string>>;
-}
-
-const GATEWAY_ERRORS: readonly GatewayError[] = [
-  // A method and path outside the route table: API Gateway calls it a missing token (403).
-  {
-    type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
-    statusCode: '404',
-    message: 'No route for this method and path',
-    messageId: 'not_found',
-  },
-  {
-    type: ResponseType.THROTTLED,
-    statusCode: '429',
-    message: 'Too many requests; retry after the Retry-After delay',
-    messageId: 'throttled',
-    headers: { 'Retry-After': "'1'" },
-  },
-  {
-    type: ResponseType.REQUEST_TOO_LARGE,
-    statusCode: '413',
-    message: 'Request body is too large',
-    messageId: 'payload_too_large',
-  },
-  {
-    type: ResponseType.UNSUPPORTED_MEDIA_TYPE,
-    statusCode: '415',
-    message: 'Content-Type must be application/json',
-    messageId: 'unsupported_media_type',
-  },
-  {
-    type: ResponseType.INTEGRATION_TIMEOUT,
-    statusCode: '504',
-    message: 'The request timed out; request id $context.requestId',
-    messageId: 'timeout',
-  },
-  { type: ResponseType.DEFAULT_4XX, message: RAW_MESSAGE, messageId: 'request_rejected' },
-  {
-    type: ResponseType.DEFAULT_5XX,
-    message: 'Internal server error; request id $context.requestId',
-    messageId: 'internal_error',
-  },
-];
-
-/** `MISSING_AUTHENTICATION_TOKEN` → `MissingAuthenticationToken`. */
-const constructIdFor = (type: ResponseType) =>
-  type.responseType
+const constructIdFor = (type: string) =>
+  type
     .toLowerCase()
     .split('_')
     .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
@@ -220,10 +152,10 @@ export class HostApi extends Construct {
       Validations.of(method).acknowledge({ id: 'AwsSolutions-COG4', reason });
     }
 
-    for (const error of GATEWAY_ERRORS) {
+    for (const error of gatewayErrors as readonly GatewayError[]) {
       this.api.addGatewayResponse(constructIdFor(error.type), {
-        type: error.type,
-        ...(error.statusCode ? { statusCode: error.statusCode } : {}),
+        type: ResponseType.of(error.type),
+        ...(error.statusCode ? { statusCode: String(error.statusCode) } : {}),
         responseHeaders: {
           'Content-Type': "'application/json; charset=utf-8'",
           'X-Content-Type-Options': "'nosniff'",

@@ -163,6 +163,6 @@ describe('routes API Gateway does not have', () => {
     const response = await call(api, host, method, path, { token: account.token });
     expect(response.status).toBe(404);
     const errors = host === 'core' ? response.json.errors : response.json.transaction.errors;
-    expect(errors).toEqual([{ message: `No route for ${method} ${path}` }]);
+    expect(errors).toEqual([{ message: 'No route for this method and path' }]);
   });
 });

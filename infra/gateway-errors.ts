@@ -1,0 +1,63 @@
+import type { HostId } from '../functions/routes.ts';
+
+/**
+ * The answers API Gateway gives itself, without calling a function, rewritten to each host's
+ * error shape. Plain data, without CDK: the stack turns each into a gateway response, and the
+ * local server gives the same answers for the cases it stands in for (no route, body too large).
+ */
+export interface GatewayError {
+  /** API Gateway's response type, e.g. MISSING_AUTHENTICATION_TOKEN. */
+  readonly type: string;
+  /** Omitted: keep API Gateway's status (the DEFAULT_* families). */
+  readonly statusCode?: number;
+  readonly message: string;
+  readonly messageId: string;
+  /** Extra response headers, as API Gateway mapping expressions (static values in quotes). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** Placeholder replaced by API Gateway's own (already JSON-quoted) error message. */
+const GATEWAY_MESSAGE = '$context.error.messageString';
+const RAW_MESSAGE = '__GATEWAY_MESSAGE__';
+
+export const gatewayErrors = [
+  // A method and path outside the route table: API Gateway calls it a missing token (403).
+  { type: 'MISSING_AUTHENTICATION_TOKEN', statusCode: 404, message: 'No route for this method and path', messageId: 'not_found' },
+  {
+    type: 'THROTTLED',
+    statusCode: 429,
+    message: 'Too many requests; retry after the Retry-After delay',
+    messageId: 'throttled',
+    headers: { 'Retry-After': "'1'" },
+  },
+  { type: 'REQUEST_TOO_LARGE', statusCode: 413, message: 'Request body is too large', messageId: 'payload_too_large' },
+  { type: 'UNSUPPORTED_MEDIA_TYPE', statusCode: 415, message: 'Content-Type must be application/json', messageId: 'unsupported_media_type' },
+  {
+    type: 'INTEGRATION_TIMEOUT',
+    statusCode: 504,
+    message: 'The request timed out; request id $context.requestId',
+    messageId: 'timeout',
+  },
+  { type: 'DEFAULT_4XX', message: RAW_MESSAGE, messageId: 'request_rejected' },
+  { type: 'DEFAULT_5XX', message: 'Internal server error; request id $context.requestId', messageId: 'internal_error' },
+] as const satisfies readonly GatewayError[];
+
+export type GatewayErrorType = (typeof gatewayErrors)[number]['type'];
+
+export function gatewayError(type: GatewayErrorType): GatewayError {
+  return gatewayErrors.find((error) => error.type === type)!;
+}
+
+/** The host's error body, as the functions write it, for a response API Gateway makes itself. */
+export function gatewayErrorBody(hostId: HostId, message: string, messageId: string): string {
+  const body =
+    hostId === 'pos'
+      ? {
+          transaction: {
+            errors: [{ message }],
+            display_messages: [{ message, message_id: messageId, message_content: {}, priority: 1 }],
+          },
+        }
+      : { errors: [{ message }] };
+  return JSON.stringify(body).replaceAll(JSON.stringify(RAW_MESSAGE), GATEWAY_MESSAGE);
+}
