@@ -48,14 +48,18 @@ export function gatewayError(type: GatewayErrorType): GatewayError {
   return gatewayErrors.find((error) => error.type === type)!;
 }
 
-/** The host's error body, as the functions write it, for a response API Gateway makes itself. */
-export function gatewayErrorBody(hostId: HostId, message: string, messageId: string): string {
+/**
+ * The host's error body, as the functions write it, for a response API Gateway makes itself.
+ * `requestId` is `$context.requestId` in the stack's templates and the real id locally; the pos
+ * host's display message carries it, as a reference for support.
+ */
+export function gatewayErrorBody(hostId: HostId, message: string, messageId: string, requestId = '$context.requestId'): string {
   const body =
     hostId === 'pos'
       ? {
           transaction: {
             errors: [{ message }],
-            display_messages: [{ message, message_id: messageId, message_content: {}, priority: 1 }],
+            display_messages: [{ message, message_id: messageId, message_content: { request_id: requestId }, priority: 1 }],
           },
         }
       : { errors: [{ message }] };

@@ -254,7 +254,7 @@ export function toProxyEvent({ route, url, rawHeaders, body, requestId, sourceIp
 
 /** An answer API Gateway gives without calling a function, as the stack's gateway responses shape it. */
 function sendGatewayError(response: ServerResponse, host: HostId, error: GatewayError, requestId: string, status = error.statusCode ?? 500) {
-  const payload = gatewayErrorBody(host, error.message.replace('$context.requestId', requestId), error.messageId);
+  const payload = gatewayErrorBody(host, error.message.replace('$context.requestId', requestId), error.messageId, requestId);
   response.writeHead(status, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': String(Buffer.byteLength(payload)),

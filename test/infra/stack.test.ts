@@ -267,7 +267,7 @@ describe('APIs', () => {
       (message: string, id: string) => ({
         transaction: {
           errors: [{ message }],
-          display_messages: [{ message, message_id: id, message_content: {}, priority: 1 }],
+          display_messages: [{ message, message_id: id, message_content: { request_id: '$context.requestId' }, priority: 1 }],
         },
       }),
     ],
