@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../functions/commons/data/api-keys.ts';
-import type { LocalApi } from '../../local/server.ts';
 import { newAccount } from '../support/accounts.ts';
 import { call, RFC3339_MILLIS_UTC, UUID } from '../support/http.ts';
-import { startTestApi } from '../support/local-api.ts';
+import { useLocalApi } from '../support/local-api.ts';
 import { codeGeneratorsOf, eventsOf } from '../support/records.ts';
 
 const generator = {
@@ -16,19 +15,11 @@ const generator = {
   status: 'active',
 };
 
-let api: LocalApi;
-let account: Awaited<ReturnType<typeof newAccount>>;
 
-beforeAll(async () => {
-  api = await startTestApi();
-});
-afterAll(() => api.close());
-beforeEach(async () => {
-  account = await newAccount();
-});
+const ctx = useLocalApi();
 
-const create = (body: unknown, headers: Record<string, string> = {}, token = account.token) =>
-  call(api, 'core', 'POST', '/v1.0/codegen', { token, body, headers });
+const create = (body: unknown, headers: Record<string, string> = {}, token = ctx.account.token) =>
+  call(ctx.api, 'core', 'POST', '/v1.0/codegen', { token, body, headers });
 
 describe('POST /v1.0/codegen', () => {
   it('creates a generator: 201, Location, all eleven fields, and one code_generator.created event', async () => {
@@ -40,17 +31,17 @@ describe('POST /v1.0/codegen', () => {
       'generation_type', 'buffer_type', 'code_length', 'description', 'prefix', 'store_id', 'status',
       'id', 'account_id', 'created_at', 'updated_at',
     ]);
-    expect(body).toMatchObject({ ...generator, account_id: account.accountId });
+    expect(body).toMatchObject({ ...generator, account_id: ctx.account.accountId });
     expect(Number.isSafeInteger(body.id) && body.id > 0).toBe(true);
     expect(body.created_at).toMatch(RFC3339_MILLIS_UTC);
     expect(body.updated_at).toBe(body.created_at);
     expect(response.headers.get('location')).toBe(`/v1.0/codegen/${body.id}`);
 
-    const events = await eventsOf(account.accountId);
+    const events = await eventsOf(ctx.account.accountId);
     expect(events.map(({ type, resource_id }) => ({ type, resource_id }))).toEqual([
       { type: 'code_generator.created', resource_id: String(body.id) },
     ]);
-    expect(await codeGeneratorsOf(account.accountId)).toHaveLength(1);
+    expect(await codeGeneratorsOf(ctx.account.accountId)).toHaveLength(1);
   });
 
   it('sends the core host headers: JSON content type, request id, no-store, weak ETag, X-Runtime, nosniff', async () => {
@@ -101,21 +92,21 @@ describe('POST /v1.0/codegen', () => {
       expect(response.status).toBe(400);
       expect(response.json.errors[0].message).toBe(message);
       expect(response.json.errors).toHaveLength(1);
-      expect(await codeGeneratorsOf(account.accountId)).toEqual([]);
+      expect(await codeGeneratorsOf(ctx.account.accountId)).toEqual([]);
     });
 
     it('401 without a token, with an unknown token, and with a revoked token', async () => {
       const unauthorized = { errors: [{ message: 'A valid X-Auth-Token header is required' }] };
-      const missing = await call(api, 'core', 'POST', '/v1.0/codegen', { body: { code_generator: generator } });
+      const missing = await call(ctx.api, 'core', 'POST', '/v1.0/codegen', { body: { code_generator: generator } });
       const unknown = await create({ code_generator: generator }, {}, `tg_${'A'.repeat(43)}`);
-      await revokeApiKey(account.keyId, new Date());
+      await revokeApiKey(ctx.account.keyId, new Date());
       const revoked = await create({ code_generator: generator });
 
       for (const response of [missing, unknown, revoked]) {
         expect(response.status).toBe(401);
         expect(response.json).toEqual(unauthorized);
       }
-      expect(await codeGeneratorsOf(account.accountId)).toEqual([]);
+      expect(await codeGeneratorsOf(ctx.account.accountId)).toEqual([]);
     });
 
     it('413 for a body over 16 KiB', async () => {
@@ -157,8 +148,8 @@ describe('POST /v1.0/codegen', () => {
         { message: 'code_generator.store_id must be at least 1', field: 'code_generator.store_id' },
         { message: 'code_generator.status must be one of "active", "inactive"', field: 'code_generator.status' },
       ]);
-      expect(await codeGeneratorsOf(account.accountId)).toEqual([]);
-      expect(await eventsOf(account.accountId)).toEqual([]);
+      expect(await codeGeneratorsOf(ctx.account.accountId)).toEqual([]);
+      expect(await eventsOf(ctx.account.accountId)).toEqual([]);
     });
 
     it.each([
@@ -187,8 +178,8 @@ describe('POST /v1.0/codegen', () => {
       expect(repeat.headers.get('location')).toBe(first.headers.get('location'));
       expect(repeat.headers.get('idempotent-replayed')).toBe('true');
       expect(first.headers.get('idempotent-replayed')).toBeNull();
-      expect(await codeGeneratorsOf(account.accountId)).toHaveLength(1);
-      expect(await eventsOf(account.accountId)).toHaveLength(1);
+      expect(await codeGeneratorsOf(ctx.account.accountId)).toHaveLength(1);
+      expect(await eventsOf(ctx.account.accountId)).toHaveLength(1);
     });
 
     it('treats the same values in another key order as the same request', async () => {
@@ -204,7 +195,7 @@ describe('POST /v1.0/codegen', () => {
 
       expect(different.status).toBe(409);
       expect(different.json).toEqual({ errors: [{ message: 'Idempotency-Key was already used with a different request body' }] });
-      expect(await codeGeneratorsOf(account.accountId)).toHaveLength(1);
+      expect(await codeGeneratorsOf(ctx.account.accountId)).toHaveLength(1);
     });
 
     it('keeps keys per account: another account may use the same key', async () => {
@@ -230,8 +221,8 @@ describe('POST /v1.0/codegen', () => {
       );
       expect(responses.map((r) => r.status)).toEqual(Array(10).fill(201));
       expect(new Set(responses.map((r) => r.text)).size).toBe(1);
-      expect(await codeGeneratorsOf(account.accountId)).toHaveLength(1);
-      expect(await eventsOf(account.accountId)).toHaveLength(1);
+      expect(await codeGeneratorsOf(ctx.account.accountId)).toHaveLength(1);
+      expect(await eventsOf(ctx.account.accountId)).toHaveLength(1);
     });
   });
 });

@@ -1,38 +1,31 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { documents } from '../../functions/commons/clients.ts';
 import { tableName } from '../../functions/commons/config.ts';
-import type { LocalApi } from '../../local/server.ts';
 import { newAccount } from '../support/accounts.ts';
 import { call } from '../support/http.ts';
-import { startTestApi } from '../support/local-api.ts';
+import { useLocalApi } from '../support/local-api.ts';
 import { eventsOf } from '../support/records.ts';
 
-let api: LocalApi;
-let account: Awaited<ReturnType<typeof newAccount>>;
 let eventId: number;
 let generatorId: number;
 
-beforeAll(async () => {
-  api = await startTestApi();
-});
-afterAll(() => api.close());
+const ctx = useLocalApi();
 
 /** Each test starts with an account that has one event: its generator's creation. */
 beforeEach(async () => {
-  account = await newAccount();
-  const created = await call(api, 'core', 'POST', '/v1.0/codegen', {
-    token: account.token,
+  const created = await call(ctx.api, 'core', 'POST', '/v1.0/codegen', {
+    token: ctx.account.token,
     body: { code_generator: { generation_type: 'tillgate', code_length: 8, store_id: 1 } },
   });
   generatorId = created.json.code_generator.id;
-  const [first] = await eventsOf(account.accountId);
+  const [first] = await eventsOf(ctx.account.accountId);
   eventId = first!.id;
 });
 
-const get = (id: number | string, token = account.token, headers: Record<string, string> = {}) =>
-  call(api, 'core', 'GET', `/v1.0/events/${id}`, { token, headers });
-const remove = (id: number | string, token = account.token) => call(api, 'core', 'DELETE', `/v1.0/events/${id}`, { token });
+const get = (id: number | string, token = ctx.account.token, headers: Record<string, string> = {}) =>
+  call(ctx.api, 'core', 'GET', `/v1.0/events/${id}`, { token, headers });
+const remove = (id: number | string, token = ctx.account.token) => call(ctx.api, 'core', 'DELETE', `/v1.0/events/${id}`, { token });
 
 describe('GET /v1.0/events/{id}', () => {
   it('returns the event: 200 with id, type, resource_id and created_at', async () => {
@@ -56,9 +49,9 @@ describe('GET /v1.0/events/{id}', () => {
     const first = await get(eventId);
     const etag = first.headers.get('etag')!;
 
-    const strong = await get(eventId, account.token, { 'If-None-Match': etag.replace(/^W\//, '') });
-    const listed = await get(eventId, account.token, { 'If-None-Match': `"other", ${etag}` });
-    const stale = await get(eventId, account.token, { 'If-None-Match': 'W/"stale"' });
+    const strong = await get(eventId, ctx.account.token, { 'If-None-Match': etag.replace(/^W\//, '') });
+    const listed = await get(eventId, ctx.account.token, { 'If-None-Match': `"other", ${etag}` });
+    const stale = await get(eventId, ctx.account.token, { 'If-None-Match': 'W/"stale"' });
 
     expect(strong.status).toBe(304);
     expect(strong.text).toBe('');
@@ -93,7 +86,7 @@ describe('GET /v1.0/events/{id}', () => {
         TableName: tableName('events'),
         Item: {
           id: expiredId,
-          account_id: account.accountId,
+          account_id: ctx.account.accountId,
           type: 'transaction.voided',
           resource_id: 'S1/1',
           created_at: '2026-01-01T00:00:00.000Z',
@@ -106,7 +99,7 @@ describe('GET /v1.0/events/{id}', () => {
   });
 
   it('401 without a valid token', async () => {
-    const response = await call(api, 'core', 'GET', `/v1.0/events/${eventId}`);
+    const response = await call(ctx.api, 'core', 'GET', `/v1.0/events/${eventId}`);
     expect(response.status).toBe(401);
     expect(response.json).toEqual({ errors: [{ message: 'A valid X-Auth-Token header is required' }] });
   });
@@ -121,7 +114,7 @@ describe('DELETE /v1.0/events/{id}', () => {
     expect(response.headers.get('content-length')).toBe('1');
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect((await get(eventId)).status).toBe(404);
-    expect(await eventsOf(account.accountId)).toEqual([]);
+    expect(await eventsOf(ctx.account.accountId)).toEqual([]);
   });
 
   it('404 for a second DELETE of the same id', async () => {
@@ -137,7 +130,7 @@ describe('DELETE /v1.0/events/{id}', () => {
 
     expect(response.status).toBe(404);
     expect((await get(eventId)).status).toBe(200);
-    expect(await eventsOf(account.accountId)).toHaveLength(1);
+    expect(await eventsOf(ctx.account.accountId)).toHaveLength(1);
   });
 
   it('lets exactly one of 10 parallel DELETEs of one event succeed', async () => {
@@ -148,8 +141,8 @@ describe('DELETE /v1.0/events/{id}', () => {
 
   it('400 for an id that is not a positive integer, 401 without a token', async () => {
     expect((await remove('x')).status).toBe(400);
-    expect((await call(api, 'core', 'DELETE', `/v1.0/events/${eventId}`)).status).toBe(401);
-    expect(await eventsOf(account.accountId)).toHaveLength(1);
+    expect((await call(ctx.api, 'core', 'DELETE', `/v1.0/events/${eventId}`)).status).toBe(401);
+    expect(await eventsOf(ctx.account.accountId)).toHaveLength(1);
   });
 });
 
@@ -160,7 +153,7 @@ describe('routes API Gateway does not have', () => {
     ['core', 'POST', '/v2.0/voided_transactions'],
     ['pos', 'GET', '/v1.0/events/1'],
   ] as const)('404 on the %s host for %s %s, in the host error shape', async (host, method, path) => {
-    const response = await call(api, host, method, path, { token: account.token });
+    const response = await call(ctx.api, host, method, path, { token: ctx.account.token });
     expect(response.status).toBe(404);
     const errors = host === 'core' ? response.json.errors : response.json.transaction.errors;
     expect(errors).toEqual([{ message: 'No route for this method and path' }]);

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { LocalApi } from '../../local/server.ts';
+import { describe, expect, it } from 'vitest';
 import { newAccount } from '../support/accounts.ts';
 import { call, UUID } from '../support/http.ts';
-import { startTestApi } from '../support/local-api.ts';
+import { useLocalApi } from '../support/local-api.ts';
 import { eventsOf, voidsOf } from '../support/records.ts';
 
 const transaction = {
@@ -20,26 +19,18 @@ const transaction = {
   receipt_id: 'RC-99',
 };
 
-let api: LocalApi;
-let account: Awaited<ReturnType<typeof newAccount>>;
 
-beforeAll(async () => {
-  api = await startTestApi();
-});
-afterAll(() => api.close());
-beforeEach(async () => {
-  account = await newAccount();
-});
+const ctx = useLocalApi();
 
 const voidIt = (body: unknown, options: { token?: string; headers?: Record<string, string> } = {}) =>
-  call(api, 'pos', 'POST', '/v2.0/voided_transactions', { token: options.token ?? account.token, body, headers: options.headers });
+  call(ctx.api, 'pos', 'POST', '/v2.0/voided_transactions', { token: options.token ?? ctx.account.token, body, headers: options.headers });
 
 describe('POST /v2.0/voided_transactions', () => {
   it('voids: 200, no errors, one display message for the cashier, one void and one event', async () => {
     const response = await voidIt({ transaction });
 
     expect(response.status).toBe(200);
-    const [event] = await eventsOf(account.accountId);
+    const [event] = await eventsOf(ctx.account.accountId);
     expect(response.json).toEqual({
       transaction: {
         errors: [],
@@ -60,7 +51,7 @@ describe('POST /v2.0/voided_transactions', () => {
       },
     });
     expect(event).toMatchObject({ type: 'transaction.voided', resource_id: 'S-0042/1234' });
-    const voids = await voidsOf(account.accountId);
+    const voids = await voidsOf(ctx.account.accountId);
     expect(voids).toHaveLength(1);
     expect(voids[0]!.transaction).toEqual(transaction);
   });
@@ -79,8 +70,8 @@ describe('POST /v2.0/voided_transactions', () => {
     expect(retry.status).toBe(200);
     expect(retry.text).toBe(first.text);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
-    expect(await voidsOf(account.accountId)).toHaveLength(1);
-    expect(await eventsOf(account.accountId)).toHaveLength(1);
+    expect(await voidsOf(ctx.account.accountId)).toHaveLength(1);
+    expect(await eventsOf(ctx.account.accountId)).toHaveLength(1);
   });
 
   it('records exactly one void and one event when 20 identical voids arrive at once', async () => {
@@ -88,8 +79,8 @@ describe('POST /v2.0/voided_transactions', () => {
 
     expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(new Set(responses.map((r) => r.text)).size).toBe(1);
-    expect(await voidsOf(account.accountId)).toHaveLength(1);
-    expect(await eventsOf(account.accountId)).toHaveLength(1);
+    expect(await voidsOf(ctx.account.accountId)).toHaveLength(1);
+    expect(await eventsOf(ctx.account.accountId)).toHaveLength(1);
   });
 
   it('keeps voids apart by account, site and transaction id', async () => {
@@ -99,7 +90,7 @@ describe('POST /v2.0/voided_transactions', () => {
     await voidIt({ transaction: { ...transaction, pos_transaction_id: '1235' } });
     await voidIt({ transaction }, { token: other.token });
 
-    expect(await voidsOf(account.accountId)).toHaveLength(3);
+    expect(await voidsOf(ctx.account.accountId)).toHaveLength(3);
     expect(await voidsOf(other.accountId)).toHaveLength(1);
   });
 
@@ -109,14 +100,14 @@ describe('POST /v2.0/voided_transactions', () => {
       client_build: 99,
     });
     expect(response.status).toBe(200);
-    expect((await voidsOf(account.accountId))[0]!.transaction).toEqual({ site_id: 'S1', pos_transaction_id: '77' });
+    expect((await voidsOf(ctx.account.accountId))[0]!.transaction).toEqual({ site_id: 'S1', pos_transaction_id: '77' });
   });
 
   describe('failures answer the pos error body with a display message, and write nothing', () => {
     const displayFor = (response: { json: any }) => response.json.transaction.display_messages;
 
     it('401 without a token or with a revoked one', async () => {
-      const response = await call(api, 'pos', 'POST', '/v2.0/voided_transactions', { body: { transaction } });
+      const response = await call(ctx.api, 'pos', 'POST', '/v2.0/voided_transactions', { body: { transaction } });
 
       expect(response.status).toBe(401);
       expect(response.json).toEqual({
@@ -180,8 +171,8 @@ describe('POST /v2.0/voided_transactions', () => {
           priority: 1,
         },
       ]);
-      expect(await voidsOf(account.accountId)).toEqual([]);
-      expect(await eventsOf(account.accountId)).toEqual([]);
+      expect(await voidsOf(ctx.account.accountId)).toEqual([]);
+      expect(await eventsOf(ctx.account.accountId)).toEqual([]);
     });
   });
 });
