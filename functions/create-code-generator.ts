@@ -6,18 +6,19 @@ import { newEvent, putEvent } from '#commons/data/events';
 import { findStoredResponse, newStoredResponse, putStoredResponse } from '#commons/data/idempotency-keys';
 import { nextIds } from '#commons/data/ids';
 import { readOrCreate, writeTogether } from '#commons/data/transactions';
-import { codeGeneratorSchema } from '#commons/requests';
+import type { CodeGeneratorCreate } from '#commons/schemas';
 
 
 
-type CodeGeneratorInput = Pick<
-  CodeGenerator,
-  'generation_type' | 'buffer_type' | 'code_length' | 'description' | 'prefix' | 'store_id' | 'status'
->;
+type CodeGeneratorInput = Required<Omit<CodeGeneratorCreate, 'id' | 'account_id' | 'created_at' | 'updated_at'>>;
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
-export const handler = api<CodeGeneratorInput>({ host: 'core', operationId: 'createCodeGenerator', body: codeGeneratorSchema })
+export const handler = api<CodeGeneratorInput>({
+  host: 'core',
+  operationId: 'createCodeGenerator',
+  body: { root: 'code_generator', schema: 'codeGeneratorCreate' },
+})
   .handler(async (event, context) => {
     const input = event.body;
     const key = event.headers['idempotency-key'];

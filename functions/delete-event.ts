@@ -1,9 +1,9 @@
-import { acknowledged, api, positiveIntegerParameter } from '#commons/api';
+import { acknowledged, api } from '#commons/api';
 import { notFound } from '#commons/errors';
 import { deleteEvent } from '#commons/data/events';
 
-export const handler = api({ host: 'core', operationId: 'deleteEvent' }).handler(async (event, context) => {
-  const id = positiveIntegerParameter(event, 'id');
+export const handler = api<null, { id: number }>({ host: 'core', operationId: 'deleteEvent', path: 'idPath' }).handler(async (event, context) => {
+  const { id } = event.params;
   if (!(await deleteEvent(context.accountId, id, new Date()))) throw notFound(`Event ${id} not found`);
   return acknowledged();
 });

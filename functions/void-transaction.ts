@@ -8,13 +8,17 @@ import {
   voidKey,
   type VoidedTransaction,
 } from '#commons/data/voided-transactions';
-import { voidSchema } from '#commons/requests';
+import type { VoidTransactionInput } from '#commons/schemas';
 
 
 
-type TransactionInput = { site_id: string; pos_transaction_id: string } & Record<string, string>;
+type TransactionInput = VoidTransactionInput;
 
-export const handler = api<TransactionInput>({ host: 'pos', operationId: 'voidTransaction', body: voidSchema })
+export const handler = api<TransactionInput>({
+  host: 'pos',
+  operationId: 'voidTransaction',
+  body: { root: 'transaction', schema: 'voidTransaction', lenient: true },
+})
   .handler(async (event, context) => {
     const transaction = event.body;
     const key = voidKey(context.accountId, transaction.site_id, transaction.pos_transaction_id);
@@ -50,7 +54,7 @@ function newVoid(key: string, accountId: number, transaction: TransactionInput, 
     pos_transaction_id: transaction.pos_transaction_id,
     event_id: eventId,
     voided_at: voidedAt,
-    transaction,
+    transaction: transaction as Record<string, string>,
     response: JSON.stringify({
       transaction: {
         errors: [],

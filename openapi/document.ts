@@ -1,6 +1,5 @@
 import { hosts, routes, type HostId, type Route } from '../functions/routes.ts';
-import { codeGeneratorSchema, MAX_BODY_BYTES, voidSchema } from '../functions/commons/requests.ts';
-import { toJsonSchema } from '../functions/commons/validation.ts';
+import { codeGeneratorCreate, idPath, MAX_BODY_BYTES, voidTransaction } from '../functions/commons/schemas.ts';
 
 /**
  * The OpenAPI 3.1 description of both hosts, built from the route table and the request schemas
@@ -21,6 +20,7 @@ const coreHeaders = {
   'X-Runtime': header('Handler time in seconds.', { type: 'string', pattern: '^\\d+\\.\\d{6}$' }),
   ETag: header('Weak entity tag of the JSON body.', { type: 'string', pattern: '^W/"[0-9a-f]{32}"$' }, false),
 };
+const { 'Content-Type': _contentType, ...notModifiedHeaders } = coreHeaders;
 const headersOf = (host: HostId) => (host === 'core' ? coreHeaders : commonHeaders);
 
 const errorDescriptions: Record<number, string> = {
@@ -57,15 +57,28 @@ const idParameter = {
   name: 'id',
   in: 'path',
   required: true,
-  description: 'A positive integer; anything else answers 400.',
-  schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+  description: (idPath.properties.id as { description?: string }).description,
+  schema: plain(idPath.properties.id),
 };
 
-const jsonBody = (schema: object) => ({ required: true, content: { 'application/json': { schema } } });
+/** A TypeBox schema as plain JSON Schema (TypeBox marks its objects with symbols). */
+function plain(schema: object): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(schema));
+}
+
+/** The request body: `{ "<root>": resource }`, the resource being the schema the server validates with. */
+const jsonBody = (root: string, resource: object, extra: object = {}) => ({
+  required: true,
+  content: {
+    'application/json': {
+      schema: { type: 'object', required: [root], properties: { [root]: { ...plain(resource), ...extra } } },
+    },
+  },
+});
 
 const operations: Record<string, Operation> = {
   createCodeGenerator: {
-    requestBody: jsonBody(toJsonSchema(codeGeneratorSchema)),
+    requestBody: jsonBody('code_generator', codeGeneratorCreate),
     parameters: [
       {
         name: 'Idempotency-Key',
@@ -92,7 +105,10 @@ const operations: Record<string, Operation> = {
     parameters: [idParameter],
     success: {
       200: { description: 'The event.', headers: coreHeaders, content: { 'application/json': { schema: ref('EventResponse') } } },
-      304: { description: 'Not modified: If-None-Match matched the ETag. No body.', headers: coreHeaders },
+      304: {
+        description: 'Not modified: If-None-Match matched the ETag. No body, and no Content-Type (RFC 9110 §15.4.5).',
+        headers: notModifiedHeaders,
+      },
     },
     errors: [400, 401, 404, 500, 503],
   },
@@ -108,7 +124,9 @@ const operations: Record<string, Operation> = {
     errors: [400, 401, 404, 500, 503],
   },
   voidTransaction: {
-    requestBody: jsonBody(toJsonSchema(voidSchema)),
+    requestBody: jsonBody('transaction', voidTransaction, {
+      description: 'Keys this version does not know are ignored; null counts as absent.',
+    }),
     success: {
       200: {
         description:
@@ -152,7 +170,9 @@ const schemas = {
         additionalProperties: false,
         required: ['generation_type', 'buffer_type', 'code_length', 'description', 'prefix', 'store_id', 'status', 'id', 'account_id', 'created_at', 'updated_at'],
         properties: {
-          ...(toJsonSchema({ ...codeGeneratorSchema, readOnly: [] }) as any).properties.code_generator.properties,
+          ...Object.fromEntries(
+            Object.entries(plain(codeGeneratorCreate.properties)).filter(([, schema]) => !('not' in (schema as object))),
+          ),
           id: { type: 'integer', minimum: 1 },
           account_id: { type: 'integer', minimum: 1 },
           created_at: { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' },

@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'unauthorized'
   | 'not_found'
   | 'conflict'
+  | 'precondition_failed'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'validation_failed'
@@ -43,6 +44,8 @@ export const unauthorized = () =>
 export const notFound = (message = 'Not found') => new HttpError(404, 'not_found', single(message));
 
 export const conflict = (message: string) => new HttpError(409, 'conflict', single(message));
+
+export const preconditionFailed = (message: string) => new HttpError(412, 'precondition_failed', single(message));
 
 export const payloadTooLarge = (limitBytes: number) =>
   new HttpError(413, 'payload_too_large', single(`Request body exceeds ${limitBytes} bytes`));

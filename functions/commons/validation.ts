@@ -1,187 +1,115 @@
-import type { Problem } from './errors.ts';
+import type { ErrorObject } from 'ajv';
+import { HttpError, validationFailed, type Problem } from './errors.ts';
+import { requestSchemas, type SchemaName } from './schemas.ts';
+import * as validators from './schemas/validators.generated.ts';
 
 /**
- * A small declarative validator for request bodies of the shape `{ "<root>": { …fields } }`.
- * Rules are plain data, so the same declaration can describe the body in the OpenAPI document.
- * Every problem is reported (not only the first), each naming its field.
+ * Runs the ajv validators compiled from schemas.ts and turns ajv's errors into the contract's
+ * problems: one per field, named by its dotted path, with the messages clients and tests rely on.
+ * Bodies fail with 422; path and query parameters with 400.
  */
-export type FieldRule = StringRule | IntegerRule;
+type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+const compiled = validators as unknown as Record<SchemaName, Validator>;
 
-interface CommonRule {
-  readonly required?: boolean;
-  readonly description?: string;
+/** Which error of a field to report when several keywords fail: the most basic first. */
+const PRIORITY = ['required', 'not', 'additionalProperties', 'type', 'minLength', 'maxLength', 'minimum', 'maximum', 'enum', 'pattern', 'format'];
+
+const FORMAT_MESSAGES: Record<string, string> = {
+  'date-time': 'must be an RFC 3339 date-time such as 2026-11-21T14:03:00Z',
+  date: 'must be a date of the form YYYY-MM-DD',
+};
+
+type Where = { kind: 'body'; root: string } | { kind: 'query' } | { kind: 'path' };
+
+/** The validated body resource (defaults applied) or a 422 listing every problem. */
+export function checkBody<T>(name: SchemaName, resource: Record<string, unknown>, root: string): T {
+  const problems = run(name, resource, { kind: 'body', root });
+  if (problems.length > 0) throw validationFailed(problems);
+  return resource as T;
 }
 
-export interface StringRule extends CommonRule {
-  readonly type: 'string';
-  readonly minLength?: number;
-  readonly maxLength?: number;
-  readonly enum?: readonly string[];
-  readonly pattern?: RegExp;
-  /** How to describe `pattern` to a person. */
-  readonly patternHint?: string;
-  readonly format?: 'date-time' | 'date';
-  readonly default?: string;
+/** Query or path parameters, converted (positive integers become numbers), or a 400. */
+export function checkParameters<T>(name: SchemaName, values: Record<string, string>, kind: 'query' | 'path'): T {
+  const problems = run(name, values, { kind });
+  const properties = (requestSchemas[name] as { properties: Record<string, { 'x-kind'?: string }> }).properties;
+  const converted: Record<string, string | number> = { ...values };
+  for (const [key, value] of Object.entries(values)) {
+    if (properties[key]?.['x-kind'] !== 'a positive integer' || problems.some((p) => p.field === key)) continue;
+    const number = Number(value);
+    if (Number.isSafeInteger(number)) converted[key] = number;
+    else problems.push({ message: `${key} must be a positive integer`, field: key });
+  }
+  if (problems.length > 0) throw new HttpError(400, 'bad_request', problems);
+  return converted as T;
 }
 
-export interface IntegerRule extends CommonRule {
-  readonly type: 'integer';
-  readonly minimum?: number;
-  readonly maximum?: number;
-  readonly default?: number;
+function run(name: SchemaName, data: Record<string, unknown>, where: Where): Problem[] {
+  const validate = compiled[name];
+  if (validate(data)) return [];
+  const byField = new Map<string, ErrorObject>();
+  for (const error of validate.errors ?? []) {
+    if (error.keyword === 'anyOf' || (error.parentSchema as { type?: string } | undefined)?.type === 'null') continue;
+    const key = fieldKey(error);
+    const current = byField.get(key);
+    if (!current || PRIORITY.indexOf(error.keyword) < PRIORITY.indexOf(current.keyword)) byField.set(key, error);
+  }
+  // Keys that must not be sent come first, in the client's order; then the declared fields, in the schema's.
+  const sent = Object.keys(data);
+  const declared = Object.keys((requestSchemas[name] as { properties: object }).properties);
+  const rank = ([key, error]: [string, ErrorObject]) =>
+    error.keyword === 'additionalProperties' || error.keyword === 'not' ? sent.indexOf(key) : sent.length + declared.indexOf(key);
+  return [...byField.entries()]
+    .sort((a, b) => rank(a) - rank(b))
+    .map(([key, error]) => {
+      const field = where.kind === 'body' ? `${where.root}.${key}` : key;
+      return { message: `${field} ${describe(error, where)}`, field };
+    });
 }
 
-export interface BodySchema {
-  /** The one top-level key holding the resource, e.g. `code_generator`. */
-  readonly root: string;
-  readonly fields: Readonly<Record<string, FieldRule>>;
-  /** `reject`: unknown keys are a 422 naming the key; `ignore`: they are dropped. */
-  readonly unknownKeys: 'reject' | 'ignore';
-  /** Keys the server owns; sending one is a 422 naming it. */
-  readonly readOnly?: readonly string[];
-  /** Treat `null` as an absent optional field (older clients send nulls). */
-  readonly nullMeansAbsent?: boolean;
+/** The top-level key an error is about. */
+function fieldKey(error: ErrorObject): string {
+  if (error.keyword === 'required') return String(error.params.missingProperty);
+  if (error.keyword === 'additionalProperties') return String(error.params.additionalProperty);
+  return decodeURIComponent(error.instancePath.split('/')[1] ?? '').replace(/~1/g, '/').replace(/~0/g, '~');
 }
 
-export type ValidationResult<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
-
-/** The body is not an object holding an object under `root`: a 400, not a 422. */
-export function hasTopLevelShape(body: unknown, root: string): body is Record<string, Record<string, unknown>> {
-  if (!isPlainObject(body)) return false;
-  return Object.hasOwn(body, root) && isPlainObject(body[root]);
-}
-
-export function validateResource<T>(schema: BodySchema, resource: Record<string, unknown>): ValidationResult<T> {
-  const problems: Problem[] = [];
-  const value: Record<string, unknown> = {};
-  const at = (key: string) => `${schema.root}.${key}`;
-
-  for (const key of Object.keys(resource)) {
-    if (schema.readOnly?.includes(key)) {
-      problems.push({ message: `${at(key)} is read-only and cannot be set`, field: at(key) });
-    } else if (!Object.hasOwn(schema.fields, key) && schema.unknownKeys === 'reject') {
-      problems.push({ message: `${at(key)} is not a known field`, field: at(key) });
-    }
+function describe(error: ErrorObject, where: Where): string {
+  const schema = (error.parentSchema ?? {}) as Record<string, any>;
+  switch (error.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return where.kind === 'body' ? 'is not a known field' : `is not a known ${where.kind} parameter`;
+    case 'not':
+      return schema['x-message'] ?? 'is not allowed';
+    case 'type':
+      return schema.type === 'integer' ? 'must be an integer' : `must be a ${schema.type}`;
+    case 'minLength':
+      return schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters`;
+    case 'maxLength':
+      return `must be at most ${schema.maxLength} characters`;
+    case 'minimum':
+    case 'maximum':
+      if (schema.maximum === Number.MAX_SAFE_INTEGER) {
+        return error.keyword === 'minimum' ? `must be at least ${schema.minimum}` : 'must be an integer';
+      }
+      return schema.minimum !== undefined && schema.maximum !== undefined
+        ? `must be between ${schema.minimum} and ${schema.maximum}`
+        : error.keyword === 'minimum'
+          ? `must be at least ${schema.minimum}`
+          : `must be at most ${schema.maximum}`;
+    case 'enum':
+      return `must be one of ${(schema.enum as string[]).map((value) => `"${value}"`).join(', ')}`;
+    case 'pattern':
+    case 'format':
+      if (schema.format && FORMAT_MESSAGES[schema.format]) return FORMAT_MESSAGES[schema.format]!;
+      if (schema['x-kind']) return `must be ${schema['x-kind']}`;
+      return schema['x-message'] ?? `must match ${schema.pattern}`;
+    default:
+      return where.kind === 'body' ? 'is not valid' : `must be ${schema['x-kind'] ?? 'valid'}`;
   }
-
-  for (const [key, rule] of Object.entries(schema.fields)) {
-    let input = Object.hasOwn(resource, key) ? resource[key] : undefined;
-    if (input === null && schema.nullMeansAbsent) input = undefined;
-    if (input === undefined) {
-      if (rule.required) problems.push({ message: `${at(key)} is required`, field: at(key) });
-      else if (rule.default !== undefined) value[key] = rule.default;
-      continue;
-    }
-    const problem = rule.type === 'string' ? checkString(rule, input) : checkInteger(rule, input);
-    if (problem) problems.push({ message: `${at(key)} ${problem}`, field: at(key) });
-    else value[key] = input;
-  }
-
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, value: value as T };
-}
-
-function checkString(rule: StringRule, input: unknown): string | undefined {
-  if (typeof input !== 'string') return 'must be a string';
-  const length = codePointLength(input);
-  if (rule.minLength !== undefined && length < rule.minLength) {
-    return rule.minLength === 1 ? 'must not be empty' : `must be at least ${rule.minLength} characters`;
-  }
-  if (rule.maxLength !== undefined && length > rule.maxLength) {
-    return `must be at most ${rule.maxLength} characters`;
-  }
-  if (rule.enum && !rule.enum.includes(input)) {
-    return `must be one of ${rule.enum.map((v) => `"${v}"`).join(', ')}`;
-  }
-  if (rule.pattern && !rule.pattern.test(input)) return `must be ${rule.patternHint ?? `of the form ${rule.pattern}`}`;
-  if (rule.format === 'date-time' && !isRfc3339DateTime(input)) {
-    return 'must be an RFC 3339 date-time such as 2026-11-21T14:03:00Z';
-  }
-  if (rule.format === 'date' && !isCalendarDate(input)) return 'must be a date of the form YYYY-MM-DD';
-  return undefined;
-}
-
-function checkInteger(rule: IntegerRule, input: unknown): string | undefined {
-  if (typeof input !== 'number' || !Number.isSafeInteger(input)) return 'must be an integer';
-  if (rule.minimum !== undefined && input < rule.minimum) {
-    return rule.maximum !== undefined
-      ? `must be between ${rule.minimum} and ${rule.maximum}`
-      : `must be at least ${rule.minimum}`;
-  }
-  if (rule.maximum !== undefined && input > rule.maximum) {
-    return rule.minimum !== undefined
-      ? `must be between ${rule.minimum} and ${rule.maximum}`
-      : `must be at most ${rule.maximum}`;
-  }
-  return undefined;
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function codePointLength(text: string): number {
-  let length = 0;
-  for (const _ of text) length++;
-  return length;
-}
-
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const DATE_TIME = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-](\d{2}):(\d{2}))$/;
-
-export function isCalendarDate(text: string): boolean {
-  const match = DATE.exec(text);
-  if (!match) return false;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  if (month < 1 || month > 12 || day < 1) return false;
-  return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
-}
-
-export function isRfc3339DateTime(text: string): boolean {
-  const match = DATE_TIME.exec(text);
-  if (!match || !isCalendarDate(match[1]!)) return false;
-  const [hour, minute, second] = [Number(match[2]), Number(match[3]), Number(match[4])];
-  if (hour > 23 || minute > 59 || second > 60) return false;
-  if (match[7] !== undefined && (Number(match[7]) > 23 || Number(match[8]) > 59)) return false;
-  return true;
-}
-
-/** The same rules as JSON Schema (2020-12, as OpenAPI 3.1 uses), for the API description. */
-export function toJsonSchema(schema: BodySchema): Record<string, unknown> {
-  const properties: Record<string, unknown> = {};
-  for (const [key, rule] of Object.entries(schema.fields)) {
-    const property: Record<string, unknown> =
-      rule.type === 'string'
-        ? {
-            type: schema.nullMeansAbsent && !rule.required ? ['string', 'null'] : 'string',
-            ...(rule.minLength !== undefined ? { minLength: rule.minLength } : {}),
-            ...(rule.maxLength !== undefined ? { maxLength: rule.maxLength } : {}),
-            ...(rule.enum ? { enum: [...rule.enum] } : {}),
-            ...(rule.pattern ? { pattern: rule.pattern.source } : {}),
-            ...(rule.format ? { format: rule.format } : {}),
-          }
-        : {
-            type: 'integer',
-            ...(rule.minimum !== undefined ? { minimum: rule.minimum } : {}),
-            maximum: rule.maximum ?? Number.MAX_SAFE_INTEGER,
-          };
-    if (rule.default !== undefined) property.default = rule.default;
-    if (rule.description) property.description = rule.description;
-    properties[key] = property;
-  }
-  for (const key of schema.readOnly ?? []) {
-    properties[key] = { description: 'Read-only: sending it answers 422.', not: {} };
-  }
-  const required = Object.entries(schema.fields).filter(([, rule]) => rule.required).map(([key]) => key);
-  return {
-    type: 'object',
-    required: [schema.root],
-    properties: {
-      [schema.root]: {
-        type: 'object',
-        required,
-        properties,
-        additionalProperties: schema.unknownKeys === 'ignore',
-      },
-    },
-  };
 }

@@ -1,0 +1,6 @@
+import type { Problem } from '../errors.ts';
+
+/** The core host's error body: `{"errors":[{"message":…,"field":…}]}`, one entry per problem. */
+export function coreErrorBody(problems: readonly Problem[]) {
+  return { errors: problems.map(({ message, field }) => (field ? { message, field } : { message })) };
+}

@@ -1,0 +1,72 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { badRequest, payloadTooLarge, unsupportedMediaType } from '../errors.ts';
+import { MAX_BODY_BYTES, requestSchemas, type SchemaName } from '../schemas.ts';
+import { checkBody, isPlainObject } from '../validation.ts';
+import type { ApiMiddleware, ApiRequest } from '../api.ts';
+
+export interface BodyOptions {
+  /** The one top-level key holding the resource, e.g. `code_generator`. */
+  readonly root?: string;
+  readonly schema: SchemaName;
+  /** POS agents of many versions: `null` means absent and unknown keys are dropped. */
+  readonly lenient?: boolean;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Hand-written: the request body, checked in the contract's order: size, content type, UTF-8,
+ * JSON, shape, fields (the ajv validators of schemas.ts). middy's http-json-body-parser does not
+ * fit the contract: it answers malformed JSON with 422 (the contract: 400), refuses a missing
+ * Content-Type (the contract reads it as JSON), refuses `__proto__` keys that the pos host must
+ * ignore, and its prototype-guarding reviver overflows the stack on bodies nested a few thousand
+ * levels deep, which the contract accepts (plain JSON.parse creates such keys as own data
+ * properties, so nothing is polluted).
+ */
+export function jsonBody(options: BodyOptions): ApiMiddleware {
+  const properties = Object.keys((requestSchemas[options.schema] as { properties: object }).properties);
+  const describeShape = options.root ? `a JSON object with a "${options.root}" object` : 'a JSON object';
+
+  return {
+    before: (request) => {
+      const raw = request.event as unknown as APIGatewayProxyEvent;
+      // Bytes as received: API Gateway passes every body base64-encoded (binary media type */*).
+      const bytes = raw.isBase64Encoded ? Buffer.from(raw.body ?? '', 'base64') : Buffer.from(raw.body ?? '', 'utf8');
+      if (bytes.length > MAX_BODY_BYTES) throw payloadTooLarge(MAX_BODY_BYTES);
+      const contentType = request.event.headers['content-type'];
+      if (contentType !== undefined && !isJsonMediaType(contentType)) throw unsupportedMediaType();
+      let text: string;
+      try {
+        text = utf8.decode(bytes);
+      } catch {
+        throw badRequest('Request body is not valid UTF-8');
+      }
+      if (text.trim() === '') throw badRequest(`Request body is required: ${describeShape}`);
+
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        throw badRequest('Request body is not valid JSON');
+      }
+      const resource = options.root ? (isPlainObject(parsed) ? parsed[options.root] : undefined) : parsed;
+      if (!isPlainObject(resource) || (options.root && !Object.hasOwn(parsed as object, options.root))) {
+        throw badRequest(`Request body must be ${describeShape}`, options.root);
+      }
+      if (options.lenient) {
+        for (const [key, value] of Object.entries(resource)) if (value === null || !properties.includes(key)) delete resource[key];
+      }
+      (request as ApiRequest).event.body = checkBody(options.schema, resource, options.root ?? '');
+    },
+  };
+}
+
+/** application/json or any +json type; a charset, if given, must be UTF-8. */
+function isJsonMediaType(header: string): boolean {
+  const [type = '', ...parameters] = header.split(';').map((part) => part.trim().toLowerCase());
+  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return false;
+  const charset = parameters
+    .map((parameter) => parameter.split('=').map((part) => part.trim().replace(/^"|"$/g, '')))
+    .find(([name]) => name === 'charset')?.[1];
+  return charset === undefined || charset === 'utf-8' || charset === 'utf8';
+}
