@@ -7,7 +7,7 @@ import type { TableId } from './commons/tables.ts';
  */
 export type HostId = 'core' | 'pos';
 
-export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** `read` grants reads only; `write` grants reads and writes. */
 export type TableAccess = 'read' | 'write';
@@ -55,14 +55,63 @@ export const routes: readonly Route[] = [
     method: 'POST',
     path: '/v1.0/codegen',
     entry: 'functions/create-code-generator.ts',
-    tables: {
-      apiKeys: 'read',
-      counters: 'write',
-      codeGenerators: 'write',
-      events: 'write',
-      idempotencyKeys: 'write',
-    },
+    tables: { apiKeys: 'read', counters: 'write', codeGenerators: 'write', events: 'write', idempotencyKeys: 'write' },
     summary: 'Create a code generator',
+  },
+  {
+    operationId: 'listCodeGenerators',
+    host: 'core',
+    method: 'GET',
+    path: '/v1.0/codegen',
+    entry: 'functions/list-code-generators.ts',
+    tables: { apiKeys: 'read', codeGenerators: 'read' },
+    summary: "List the account's code generators, optionally of one store",
+  },
+  {
+    operationId: 'getCodeGenerator',
+    host: 'core',
+    method: 'GET',
+    path: '/v1.0/codegen/{id}',
+    entry: 'functions/get-code-generator.ts',
+    tables: { apiKeys: 'read', codeGenerators: 'read' },
+    summary: 'Retrieve a code generator',
+  },
+  {
+    operationId: 'updateCodeGenerator',
+    host: 'core',
+    method: 'PATCH',
+    path: '/v1.0/codegen/{id}',
+    entry: 'functions/update-code-generator.ts',
+    tables: { apiKeys: 'read', counters: 'write', codeGenerators: 'write', events: 'write' },
+    summary: "Change a code generator's status or description",
+  },
+  {
+    operationId: 'issueCodes',
+    host: 'core',
+    method: 'POST',
+    path: '/v1.0/codegen/{id}/codes',
+    entry: 'functions/issue-codes.ts',
+    // The generator is only read and condition-checked; a ConditionCheck needs no write grant.
+    tables: { apiKeys: 'read', counters: 'write', codeGenerators: 'read', codes: 'write', events: 'write', idempotencyKeys: 'write' },
+    summary: 'Issue codes from a code generator',
+  },
+  {
+    operationId: 'getCode',
+    host: 'core',
+    method: 'GET',
+    path: '/v1.0/codegen/{id}/codes/{code}',
+    entry: 'functions/get-code.ts',
+    tables: { apiKeys: 'read', codes: 'read' },
+    summary: 'Look up an issued code',
+  },
+  {
+    operationId: 'listEvents',
+    host: 'core',
+    method: 'GET',
+    path: '/v1.0/events',
+    entry: 'functions/list-events.ts',
+    tables: { apiKeys: 'read', events: 'read' },
+    summary: "List the account's live events: the feed to process and acknowledge",
   },
   {
     operationId: 'getEvent',

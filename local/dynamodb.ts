@@ -156,7 +156,9 @@ export async function ensureTables(endpoint: string, names: TableNames): Promise
 async function createTable(client: DynamoDBClient, id: TableId, name: string): Promise<void> {
   const spec = tables[id];
   const indexes = 'indexes' in spec ? spec.indexes : [];
+  const sortKey = 'sortKey' in spec ? spec.sortKey : undefined;
   const attributes = new Map<string, string>([[spec.partitionKey.name, spec.partitionKey.type]]);
+  if (sortKey) attributes.set(sortKey.name, sortKey.type);
   for (const index of indexes) {
     attributes.set(index.partitionKey.name, index.partitionKey.type);
     attributes.set(index.sortKey.name, index.sortKey.type);
@@ -164,7 +166,10 @@ async function createTable(client: DynamoDBClient, id: TableId, name: string): P
   const input: CreateTableCommandInput = {
     TableName: name,
     BillingMode: 'PAY_PER_REQUEST',
-    KeySchema: [{ AttributeName: spec.partitionKey.name, KeyType: 'HASH' }],
+    KeySchema: [
+      { AttributeName: spec.partitionKey.name, KeyType: 'HASH' },
+      ...(sortKey ? [{ AttributeName: sortKey.name, KeyType: 'RANGE' as const }] : []),
+    ],
     AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({
       AttributeName,
       AttributeType: AttributeType as 'S' | 'N',
@@ -177,7 +182,7 @@ async function createTable(client: DynamoDBClient, id: TableId, name: string): P
               { AttributeName: index.partitionKey.name, KeyType: 'HASH' as const },
               { AttributeName: index.sortKey.name, KeyType: 'RANGE' as const },
             ],
-            Projection: { ProjectionType: 'ALL' as const },
+            Projection: { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: [...index.nonKeyAttributes] },
           })),
         }
       : {}),

@@ -2,6 +2,11 @@
  * Every DynamoDB table of tillgate, declared once. The CDK stack creates them from this list,
  * the local stack and the tests create them in DynamoDB Local from it, and the data-access
  * modules find their table's name through the environment variable named here.
+ *
+ * Every key of an account's record starts with its account id, so a request of one account
+ * cannot address another account's record: isolation by construction, not by a check after the
+ * read. No table has an item that every write of every account touches (ids come in blocks, see
+ * data/ids.ts).
  */
 export type KeyType = 'S' | 'N';
 
@@ -10,17 +15,22 @@ export interface KeyAttribute {
   readonly type: KeyType;
 }
 
+export interface IndexSpec {
+  readonly name: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey: KeyAttribute;
+  /** Non-key attributes copied into the index: exactly what its one reader returns. */
+  readonly nonKeyAttributes: readonly string[];
+}
+
 export interface TableSpec {
   /** Environment variable through which a function learns the table's physical name. */
   readonly envVar: string;
   readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
   /** Epoch-seconds attribute after which DynamoDB may delete the item. */
   readonly timeToLiveAttribute?: string;
-  readonly indexes?: readonly {
-    readonly name: string;
-    readonly partitionKey: KeyAttribute;
-    readonly sortKey: KeyAttribute;
-  }[];
+  readonly indexes?: readonly IndexSpec[];
   readonly description: string;
 }
 
@@ -33,32 +43,34 @@ export const tables = {
   counters: {
     envVar: 'COUNTERS_TABLE',
     partitionKey: { name: 'name', type: 'S' },
-    description: 'Sequences that allocate the integer ids of code generators and events.',
+    description: 'The id sequence, from which each execution environment reserves a block of ids at a time.',
   },
   codeGenerators: {
     envVar: 'CODE_GENERATORS_TABLE',
-    partitionKey: { name: 'id', type: 'N' },
+    partitionKey: { name: 'account_id', type: 'N' },
+    sortKey: { name: 'id', type: 'N' },
     indexes: [
       {
-        name: 'by_account',
-        partitionKey: { name: 'account_id', type: 'N' },
+        // GET /v1.0/codegen?store_id=…: full pages in id order, one Query.
+        name: 'by_store',
+        partitionKey: { name: 'store_key', type: 'S' },
         sortKey: { name: 'id', type: 'N' },
+        nonKeyAttributes: ['account_id', 'generation_type', 'buffer_type', 'code_length', 'description', 'prefix', 'store_id', 'status', 'created_at', 'updated_at'],
       },
     ],
-    description: 'Code generators, keyed by their integer id.',
+    description: "Code generators, keyed by account and id; the by_store index lists one store's generators.",
+  },
+  codes: {
+    envVar: 'CODES_TABLE',
+    partitionKey: { name: 'code_key', type: 'S' },
+    description: 'Issued codes, one item each keyed by account, generator and code, so DynamoDB itself keeps them unique.',
   },
   events: {
     envVar: 'EVENTS_TABLE',
-    partitionKey: { name: 'id', type: 'N' },
+    partitionKey: { name: 'account_id', type: 'N' },
+    sortKey: { name: 'id', type: 'N' },
     timeToLiveAttribute: 'expires_at',
-    indexes: [
-      {
-        name: 'by_account',
-        partitionKey: { name: 'account_id', type: 'N' },
-        sortKey: { name: 'id', type: 'N' },
-      },
-    ],
-    description: 'Event records, one per state change, removed after the retention period.',
+    description: "Event records, one per state change, keyed by account and id: the account's feed is one Query.",
   },
   voidedTransactions: {
     envVar: 'VOIDED_TRANSACTIONS_TABLE',
@@ -69,7 +81,7 @@ export const tables = {
     envVar: 'IDEMPOTENCY_KEYS_TABLE',
     partitionKey: { name: 'idempotency_key', type: 'S' },
     timeToLiveAttribute: 'expires_at',
-    description: 'First responses to requests sent with an Idempotency-Key header.',
+    description: 'First responses to requests sent with an Idempotency-Key header, per account and route.',
   },
 } as const satisfies Record<string, TableSpec>;
 

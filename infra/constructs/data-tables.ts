@@ -36,6 +36,7 @@ export class DataTables extends Construct {
       const spec: TableSpec = tables[tableId];
       const table = new Table(this, pascal(tableId), {
         partitionKey: attribute(spec.partitionKey),
+        ...(spec.sortKey ? { sortKey: attribute(spec.sortKey) } : {}),
         billingMode: BillingMode.PAY_PER_REQUEST,
         pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
         deletionProtection: !props.ephemeral,
@@ -48,7 +49,8 @@ export class DataTables extends Construct {
           indexName: index.name,
           partitionKey: attribute(index.partitionKey),
           sortKey: attribute(index.sortKey),
-          projectionType: ProjectionType.ALL,
+          projectionType: ProjectionType.INCLUDE,
+          nonKeyAttributes: [...index.nonKeyAttributes],
         });
       }
       Tags.of(table).add('tillgate:table', tableId);

@@ -160,7 +160,7 @@ describe('DynamoDB throttling and transient faults', () => {
     const timeout: Fault = async () => {
       throw Object.assign(new Error('injected: connection timed out'), { name: 'TimeoutError', code: 'ETIMEDOUT' });
     };
-    inject('UpdateItem', timeout);
+    inject('TransactWriteItems', timeout);
     const response = await create(account.token);
     expect(response.statusCode).toBe(503);
     expect(response.headers['Retry-After']).toBe('1');
@@ -170,7 +170,7 @@ describe('DynamoDB throttling and transient faults', () => {
 
 describe('unexpected faults', () => {
   it.each([
-    ['POST /v1.0/codegen', 'UpdateItem', () => create] as const,
+    ['POST /v1.0/codegen', 'TransactWriteItems', () => create] as const,
     ['GET /v1.0/events/{id}', 'GetItem', () => (token: string) => invoke(getEvent, 'getEvent', '/v1.0/events/1', { headers: { 'X-Auth-Token': token, 'X-Request-Id': 'req-fault-1' } })] as const,
     ['DELETE /v1.0/events/{id}', 'DeleteItem', () => (token: string) => invoke(deleteEvent, 'deleteEvent', '/v1.0/events/1', { headers: { 'X-Auth-Token': token, 'X-Request-Id': 'req-fault-1' } })] as const,
   ])('%s: a non-transient DynamoDB error answers 500 with a generic message and the request id, no internals', async (_, operation, request) => {

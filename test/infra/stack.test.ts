@@ -185,7 +185,10 @@ describe('tables', () => {
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         DeletionProtectionEnabled: true,
         SSESpecification: { SSEEnabled: true },
-        KeySchema: [{ AttributeName: spec.partitionKey.name, KeyType: 'HASH' }],
+        KeySchema: [
+          { AttributeName: spec.partitionKey.name, KeyType: 'HASH' },
+          ...('sortKey' in spec ? [{ AttributeName: spec.sortKey.name, KeyType: 'RANGE' }] : []),
+        ],
       });
       expect(table.Properties.TableName).toBeUndefined();
       const ttl = spec.timeToLiveAttribute;
@@ -195,8 +198,9 @@ describe('tables', () => {
         expect(table.Properties.TimeToLiveSpecification).toBeUndefined();
       }
       const indexes = spec.indexes ?? [];
-      expect((table.Properties.GlobalSecondaryIndexes ?? []).map((i: any) => i.IndexName)).toEqual(
-        indexes.map((i) => i.name),
+      // Each index holds exactly what its reader returns, nothing wider.
+      expect((table.Properties.GlobalSecondaryIndexes ?? []).map((i: any) => [i.IndexName, i.Projection])).toEqual(
+        indexes.map((i) => [i.name, { ProjectionType: 'INCLUDE', NonKeyAttributes: [...i.nonKeyAttributes] }]),
       );
     },
   );

@@ -11,7 +11,6 @@ async function byAccount<T>(table: 'events' | 'codeGenerators', accountId: numbe
   const { Items } = await documents.send(
     new QueryCommand({
       TableName: tableName(table),
-      IndexName: 'by_account',
       KeyConditionExpression: 'account_id = :a',
       ExpressionAttributeValues: { ':a': accountId },
     }),

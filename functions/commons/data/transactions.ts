@@ -1,62 +1,64 @@
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documents } from '../clients.ts';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /**
+ * The outcome of an all-or-nothing write:
  * - `written`: every item was written.
- * - `condition-failed`: a condition did not hold (e.g. the record already exists); nothing written.
- * - `conflict`: a concurrent transaction touched the same item; nothing written, try again.
+ * - `condition-failed`: nothing was written; `failed` lists the items whose condition did not
+ *   hold, each with the item as it is (asked for with ReturnValuesOnConditionCheckFailure), so
+ *   the caller can tell "this record already exists" from "a fresh id collided" without a read.
  */
-export type WriteOutcome = 'written' | 'condition-failed' | 'conflict';
+export type WriteResult =
+  | { readonly outcome: 'written' }
+  | { readonly outcome: 'condition-failed'; readonly failed: ReadonlyMap<number, Record<string, any> | undefined> };
 
 interface CancellationReason {
   Code?: string;
+  Item?: Record<string, any>;
 }
 
-/** Writes all items or none: a record and its event never exist one without the other. */
-export async function writeTogether(items: TransactItem[]): Promise<WriteOutcome> {
-  try {
-    await documents.send(new TransactWriteCommand({ TransactItems: items }));
-    return 'written';
-  } catch (error) {
-    if ((error as Error).name !== 'TransactionCanceledException') throw error;
-    const codes = ((error as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [])
-      .map((reason) => reason.Code ?? 'None');
-    if (codes.includes('ConditionalCheckFailed')) return 'condition-failed';
-    if (codes.includes('TransactionConflict')) return 'conflict';
-    // Throttling or capacity inside the transaction: surface as a retryable fault.
-    const throttled = codes.some((code) => /Throttl|ProvisionedThroughput|RequestLimit/.test(code));
-    throw Object.assign(new Error(`Transaction cancelled: ${codes.join(', ')}`), {
-      name: throttled ? 'ThrottlingException' : 'TransactionConflictException',
-      cause: error,
-    });
-  }
-}
-
-const MAX_ATTEMPTS = 6;
+const CONFLICT_ATTEMPTS = 6;
 
 /**
- * The idiom behind every "first request wins, repeats get the first answer" write: read the
- * record; if it is absent, try to create it with a conditional transaction; if a concurrent
- * request won the race (condition failed) or collided (conflict), read again.
- * Throws a retryable fault when contention outlasts the attempts.
+ * Writes all items or none. A transaction that collided with a concurrent one on the same item
+ * (TransactionConflict) is tried again after a jittered pause; throttling inside a transaction
+ * is surfaced as a retryable fault (503).
  */
-export async function readOrCreate<T>(
-  read: () => Promise<T | undefined>,
-  create: () => Promise<{ outcome: WriteOutcome; value: T }>,
-): Promise<{ value: T; created: boolean }> {
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const existing = await read();
-    if (existing !== undefined) return { value: existing, created: false };
-    const { outcome, value } = await create();
-    if (outcome === 'written') return { value, created: true };
-    if (outcome === 'conflict') await pause(attempt);
+export async function writeTogether(items: TransactItem[]): Promise<WriteResult> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await documents.send(new TransactWriteCommand({ TransactItems: items }));
+      return { outcome: 'written' };
+    } catch (error) {
+      if ((error as Error).name !== 'TransactionCanceledException') throw error;
+      const reasons = (error as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [];
+      const failed = new Map<number, Record<string, any> | undefined>();
+      reasons.forEach((reason, index) => {
+        if (reason.Code === 'ConditionalCheckFailed') failed.set(index, reason.Item && unmarshallItem(reason.Item));
+      });
+      if (failed.size > 0) return { outcome: 'condition-failed', failed };
+      const codes = reasons.map((reason) => reason.Code ?? 'None');
+      const throttled = codes.some((code) => /Throttl|ProvisionedThroughput|RequestLimit/.test(code));
+      if (!throttled && codes.includes('TransactionConflict') && attempt + 1 < CONFLICT_ATTEMPTS) {
+        await pause(attempt);
+        continue;
+      }
+      throw Object.assign(new Error(`Transaction cancelled: ${codes.join(', ')}`), {
+        name: throttled ? 'ThrottlingException' : 'TransactionConflictException',
+        cause: error,
+      });
+    }
   }
-  throw Object.assign(new Error('Write contention outlasted the retries'), { name: 'TransactionConflictException' });
 }
 
-function pause(attempt: number): Promise<void> {
+/** Cancellation reasons carry their items in DynamoDB's typed form even through the document client. */
+const unmarshallItem = (item: Record<string, any>) => unmarshall(item as Record<string, AttributeValue>);
+
+export function pause(attempt: number): Promise<void> {
   const ceiling = Math.min(200, 10 * 2 ** attempt);
   return new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
 }

@@ -1,5 +1,3 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { documents } from '../clients.ts';
 import { tableName } from '../config.ts';
 import type { TransactItem } from './transactions.ts';
 
@@ -22,11 +20,14 @@ export interface VoidedTransaction {
 export const voidKey = (accountId: number, siteId: string, posTransactionId: string) =>
   JSON.stringify([accountId, siteId, posTransactionId]);
 
-export async function findVoidedTransaction(key: string): Promise<VoidedTransaction | undefined> {
-  const { Item } = await documents.send(new GetCommand({ TableName: TABLE, Key: { void_key: key }, ConsistentRead: true }));
-  return Item as VoidedTransaction | undefined;
-}
-
+/** Fails its condition when the void exists, and then returns it: a repeat costs no read. */
 export function putVoidedTransaction(record: VoidedTransaction): TransactItem {
-  return { Put: { TableName: TABLE, Item: record, ConditionExpression: 'attribute_not_exists(void_key)' } };
+  return {
+    Put: {
+      TableName: TABLE,
+      Item: record,
+      ConditionExpression: 'attribute_not_exists(void_key)',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    },
+  };
 }

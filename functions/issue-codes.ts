@@ -1,0 +1,170 @@
+import { api } from '#commons/api';
+import { codeSpace, randomCode, type CodeSettings } from '#commons/codes';
+import { conflict, notFound, serviceUnavailable } from '#commons/errors';
+import { findCodeGenerator, generatorIsActive, type CodeGenerator } from '#commons/data/code-generators';
+import { codeKey, putCode, putIssuance, type CodeItem } from '#commons/data/codes';
+import { newEvent, putEvent } from '#commons/data/events';
+import { findStoredResponse, newStoredResponse, putStoredResponse } from '#commons/data/idempotency-keys';
+import { freshIdCollided, nextId } from '#commons/data/ids';
+import { writeTogether, type TransactItem } from '#commons/data/transactions';
+import { idempotencyScope, replay, storedResponseAfterConflict, type IdempotencyScope } from '#commons/idempotency';
+
+/** DynamoDB's limit of items in one TransactWriteItems. */
+const TRANSACTION_ITEMS = 100;
+/** Rounds of replacing codes found taken before a batch gives up: bounded work, then a 409. */
+const ROUNDS = 8;
+/** Local draws for one fresh candidate before the space counts as too full. */
+const DRAWS = 64;
+
+/**
+ * The settings that shape a generator's codes never change (only status and description do),
+ * so each execution environment reads them once per generator and no issuance reads the
+ * generator again: its status is checked inside the transaction that completes the issuance.
+ */
+const settingsCache = new Map<string, CodeSettings>();
+
+const exhausted = () => conflict('This code generator is too close to exhausting its codes to issue that many; issue fewer, or use a longer code_length');
+
+export const handler = api<{ count: number }, { id: number }>({
+  host: 'core',
+  operationId: 'issueCodes',
+  path: 'idPath',
+  body: { schema: 'codesIssue' },
+}).handler(async (event, context) => {
+  const { id } = event.params;
+  const { count } = event.body;
+  const scope = idempotencyScope(event.headers, context.accountId, 'issueCodes', { id, count });
+  const settings = await codeSettings(context.accountId, id);
+  if (count > codeSpace(settings)) throw exhausted();
+
+  const finalOverhead = 2 + (scope ? 1 : 0); // the generator's status check, the event, the stored response
+  const single = count <= TRANSACTION_ITEMS - finalOverhead;
+  if (scope && !single) {
+    // A repeat would waste many transactions (and codes) before its key's condition failed.
+    const earlier = await findStoredResponse(scope, new Date());
+    if (earlier) return replay(earlier, scope);
+  }
+
+  const issuance = new Issuance(context.accountId, id, settings, await nextId(), new Date().toISOString());
+  const codes = issuance.draw(count);
+  const lastSize = single ? count : (count - 1) % (TRANSACTION_ITEMS - finalOverhead - 1) + 1;
+  for (let start = 0; start < count - lastSize; start += TRANSACTION_ITEMS) {
+    await issuance.commit(codes.slice(start, Math.min(start + TRANSACTION_ITEMS, count - lastSize)), true, () => []);
+  }
+  const eventRecord = newEvent(await nextId(), context.accountId, 'codes.issued', String(id), new Date(issuance.issuedAt));
+  let body = '';
+  // Built anew for each try of the last batch: a code replaced there changes the response stored.
+  const completion = () => {
+    body = JSON.stringify({ codes: issuance.written(codes), code_generator_id: id, issued_at: issuance.issuedAt });
+    const stored = scope && newStoredResponse(scope, scope.requestHash, { statusCode: 201, body }, new Date(issuance.issuedAt));
+    return [
+      generatorIsActive(context.accountId, id),
+      putEvent(eventRecord),
+      ...(single ? [] : [putIssuance(context.accountId, id, issuance.id, issuance.issuedAt, count)]),
+      ...(stored ? [putStoredResponse(stored)] : []),
+    ];
+  };
+  const refused = await issuance.commit(codes.slice(count - lastSize), false, completion, { scope, eventId: eventRecord.id });
+  return refused ?? { statusCode: 201, rawJson: body };
+});
+
+async function codeSettings(accountId: number, id: number): Promise<CodeSettings> {
+  const cacheKey = `${accountId}#${id}`;
+  const cached = settingsCache.get(cacheKey);
+  if (cached) return cached;
+  const generator: CodeGenerator | undefined = await findCodeGenerator(accountId, id);
+  if (!generator) throw notFound(`Code generator ${id} not found`);
+  if (generator.status !== 'active') throw conflict(`Code generator ${id} is inactive; activate it to issue codes`);
+  const settings = { generation_type: generator.generation_type, code_length: generator.code_length, prefix: generator.prefix };
+  if (settingsCache.size >= 1000) settingsCache.clear();
+  settingsCache.set(cacheKey, settings);
+  return settings;
+}
+
+/** One call's codes: drawn unique within the call, written batch by batch, replaced when taken. */
+class Issuance {
+  private readonly drawn = new Set<string>();
+  private readonly replaced = new Map<string, string>();
+
+  constructor(
+    readonly accountId: number,
+    readonly generatorId: number,
+    readonly settings: CodeSettings,
+    readonly id: number,
+    readonly issuedAt: string,
+  ) {}
+
+  draw(count: number): string[] {
+    return Array.from({ length: count }, () => this.fresh());
+  }
+
+  /** The codes as written: the drawn ones with any replacements applied. */
+  written(drawn: string[]): string[] {
+    return drawn.map((code) => this.latest(code));
+  }
+
+  private latest(code: string): string {
+    let current = code;
+    while (this.replaced.has(current)) current = this.replaced.get(current)!;
+    return current;
+  }
+
+  private fresh(): string {
+    for (let draw = 0; draw < DRAWS; draw++) {
+      const code = randomCode(this.settings);
+      if (!this.drawn.has(code)) {
+        this.drawn.add(code);
+        return code;
+      }
+    }
+    throw exhausted();
+  }
+
+  /**
+   * Writes one batch of codes (and, for the last, the items that complete the issuance) in one
+   * transaction. Codes found taken are replaced and the batch tried again, a bounded number of
+   * times. Returns a Reply when the issuance ends otherwise (a replayed Idempotency-Key).
+   */
+  async commit(batch: string[], pending: boolean, completion: () => TransactItem[], last: { scope?: IdempotencyScope; eventId?: number } = {}) {
+    let codes = batch.map((code) => this.latest(code));
+    for (let round = 0; round < ROUNDS; round++) {
+      const tail = completion();
+      const result = await writeTogether([...codes.map((code) => putCode(this.item(code, pending))), ...tail]);
+      if (result.outcome === 'written') return undefined;
+      const failedTail = new Set([...result.failed.keys()].filter((index) => index >= codes.length).map((index) => index - codes.length));
+      // The last batch's tail: [status check, event, (issuance record), (stored response)].
+      if (failedTail.has(0)) {
+        // The generator exists (its settings were read), so it failed for being inactive.
+        throw conflict(`Code generator ${this.generatorId} is inactive; activate it to issue codes`);
+      }
+      if (last.scope && failedTail.has(tail.length - 1)) {
+        const earlier = await storedResponseAfterConflict(result.failed.get(codes.length + tail.length - 1), last.scope);
+        if (earlier) return replay(earlier, last.scope);
+      }
+      if (failedTail.has(1) && last.eventId !== undefined) {
+        freshIdCollided('events', last.eventId);
+        throw serviceUnavailable();
+      }
+      // Codes found taken: draw replacements and try the batch again.
+      codes = codes.map((code, index) => {
+        if (!result.failed.has(index)) return code;
+        const replacement = this.fresh();
+        this.replaced.set(code, replacement);
+        return replacement;
+      });
+    }
+    throw exhausted();
+  }
+
+  private item(code: string, pending: boolean): CodeItem {
+    return {
+      code_key: codeKey(this.accountId, this.generatorId, code),
+      code,
+      account_id: this.accountId,
+      code_generator_id: this.generatorId,
+      issued_at: this.issuedAt,
+      issuance_id: this.id,
+      pending,
+    };
+  }
+}
