@@ -1,5 +1,16 @@
 import { hosts, routes, type HostId, type Route } from '../functions/routes.ts';
-import { codeGeneratorCreate, idPath, MAX_BODY_BYTES, voidTransaction } from '../functions/commons/schemas.ts';
+import {
+  codeGeneratorCreate,
+  codeGeneratorListQuery,
+  codeGeneratorPatch,
+  codePath,
+  codesIssue,
+  idPath,
+  listQuery,
+  MAX_BODY_BYTES,
+  voidTransaction,
+} from '../functions/commons/schemas.ts';
+import { EVENT_TYPES } from '../functions/commons/data/event-types.ts';
 
 /**
  * The OpenAPI 3.1 description of both hosts, built from the route table and the request schemas
@@ -76,18 +87,94 @@ const jsonBody = (root: string, resource: object, extra: object = {}) => ({
   },
 });
 
+/** Query parameters from a query schema: each property a parameter with its own schema. */
+const queryParameters = (schema: { properties: Record<string, object> }) =>
+  Object.entries(plain(schema.properties)).map(([name, property]) => ({
+    name,
+    in: 'query',
+    required: false,
+    description: (property as { description?: string }).description,
+    schema: property,
+  }));
+
+const codeParameter = {
+  name: 'code',
+  in: 'path',
+  required: true,
+  description: (codePath.properties.code as { description?: string }).description,
+  schema: plain(codePath.properties.code),
+};
+
+const read = (description: string, schema: string) => ({
+  200: { description, headers: coreHeaders, content: { 'application/json': { schema: ref(schema) } } },
+  304: {
+    description: 'Not modified: If-None-Match matched the ETag. No body, and no Content-Type (RFC 9110 §15.4.5).',
+    headers: notModifiedHeaders,
+  },
+});
+
+const idempotencyKeyParameter = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: 'Repeats with the same key and body return the first response; a different body answers 409. Kept 24 hours, per account and route.',
+  schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+};
+
 const operations: Record<string, Operation> = {
+  listCodeGenerators: {
+    parameters: queryParameters(codeGeneratorListQuery),
+    success: read('A page of code generators in ascending id order.', 'CodeGeneratorPage'),
+    errors: [400, 401, 500, 503],
+  },
+  getCodeGenerator: {
+    parameters: [idParameter],
+    success: read('The code generator.', 'CodeGeneratorResponse'),
+    errors: [400, 401, 404, 500, 503],
+  },
+  updateCodeGenerator: {
+    parameters: [
+      idParameter,
+      { name: 'If-Match', in: 'header', required: false, description: 'The ETag of a GET; a mismatch answers 412 and changes nothing.', schema: { type: 'string' } },
+    ],
+    requestBody: jsonBody('code_generator', codeGeneratorPatch, { description: 'Only status and description can change.' }),
+    success: {
+      200: {
+        description: 'The generator after the change (unchanged when nothing differed), with a code_generator.updated event when something changed.',
+        headers: coreHeaders,
+        content: { 'application/json': { schema: ref('CodeGeneratorResponse') } },
+      },
+    },
+    errors: [400, 401, 404, 412, 413, 415, 422, 500, 503],
+  },
+  issueCodes: {
+    parameters: [idParameter, idempotencyKeyParameter],
+    requestBody: { required: true, content: { 'application/json': { schema: plain(codesIssue) } } },
+    success: {
+      201: {
+        description: 'All the codes asked for, issued together with a codes.issued event.',
+        headers: {
+          ...coreHeaders,
+          'Idempotent-Replayed': header('true when this is the stored answer to an earlier request.', { const: 'true' }, false),
+        },
+        content: { 'application/json': { schema: ref('IssuedCodes') } },
+      },
+    },
+    errors: [400, 401, 404, 409, 413, 415, 422, 500, 503],
+  },
+  getCode: {
+    parameters: [idParameter, codeParameter],
+    success: read('The code, spelled as issued.', 'CodeResponse'),
+    errors: [400, 401, 404, 500, 503],
+  },
+  listEvents: {
+    parameters: queryParameters(listQuery),
+    success: read("A page of the account's live events in ascending id order.", 'EventPage'),
+    errors: [400, 401, 500, 503],
+  },
   createCodeGenerator: {
     requestBody: jsonBody('code_generator', codeGeneratorCreate),
-    parameters: [
-      {
-        name: 'Idempotency-Key',
-        in: 'header',
-        required: false,
-        description: 'Repeats with the same key and body return the first response; a different body answers 409. Kept 24 hours.',
-        schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
-      },
-    ],
+    parameters: [idempotencyKeyParameter],
     success: {
       201: {
         description: 'Created, with the generator and its code_generator.created event.',
@@ -142,6 +229,16 @@ const operations: Record<string, Operation> = {
   },
 };
 
+/** A page of a list: the items and the cursor of the next page (null on the last). */
+function page(name: string, item: object) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: [name, 'next_cursor'],
+    properties: { [name]: { type: 'array', maxItems: 1000, items: item }, next_cursor: { type: ['string', 'null'] } },
+  };
+}
+
 /** The pos host's body, success or failure: `transaction` with `errors` and cashier messages. */
 function transactionEnvelope(errors: object) {
   return {
@@ -192,9 +289,38 @@ const schemas = {
         required: ['id', 'type', 'resource_id', 'created_at'],
         properties: {
           id: { type: 'integer', minimum: 1 },
-          type: { enum: ['code_generator.created', 'transaction.voided'] },
+          type: { enum: [...EVENT_TYPES] },
           resource_id: { type: 'string', description: 'The generator id, or site_id/pos_transaction_id of a void.' },
           created_at: { type: 'string', format: 'date-time' },
+        },
+      },
+    },
+  },
+  EventPage: page('events', { $ref: '#/components/schemas/EventResponse/properties/event' }),
+  CodeGeneratorPage: page('code_generators', { $ref: '#/components/schemas/CodeGeneratorResponse/properties/code_generator' }),
+  IssuedCodes: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['codes', 'code_generator_id', 'issued_at'],
+    properties: {
+      codes: { type: 'array', minItems: 1, maxItems: 1000, uniqueItems: true, items: { type: 'string', pattern: '^[A-Z0-9-]{4,48}$' } },
+      code_generator_id: { type: 'integer', minimum: 1 },
+      issued_at: { type: 'string', format: 'date-time' },
+    },
+  },
+  CodeResponse: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['code'],
+    properties: {
+      code: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['code', 'code_generator_id', 'issued_at'],
+        properties: {
+          code: { type: 'string', pattern: '^[A-Z0-9-]{4,48}$' },
+          code_generator_id: { type: 'integer', minimum: 1 },
+          issued_at: { type: 'string', format: 'date-time' },
         },
       },
     },

@@ -187,7 +187,7 @@ describe('tables', () => {
         SSESpecification: { SSEEnabled: true },
         KeySchema: [
           { AttributeName: spec.partitionKey.name, KeyType: 'HASH' },
-          ...('sortKey' in spec ? [{ AttributeName: spec.sortKey.name, KeyType: 'RANGE' }] : []),
+          ...(spec.sortKey ? [{ AttributeName: spec.sortKey.name, KeyType: 'RANGE' }] : []),
         ],
       });
       expect(table.Properties.TableName).toBeUndefined();

@@ -1,15 +1,16 @@
 import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { documents } from '../clients.ts';
 import { numberFromEnv, tableName } from '../config.ts';
+import type { EventType } from './event-types.ts';
 import type { TransactItem } from './transactions.ts';
+
+export type { EventType };
 
 const TABLE = tableName('events');
 
 /** How long an event stays readable; DynamoDB's TTL removes it some time after that. */
 const RETENTION_SECONDS = Math.round(numberFromEnv('EVENT_RETENTION_DAYS', 30) * 86_400);
 
-export const EVENT_TYPES = ['code_generator.created', 'code_generator.updated', 'codes.issued', 'transaction.voided'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface EventRecord {
   account_id: number;
