@@ -12,7 +12,7 @@ import { idempotencyScope, replay, storedResponseAfterConflict, type Idempotency
 /** DynamoDB's limit of items in one TransactWriteItems. */
 const TRANSACTION_ITEMS = 100;
 /** Rounds of replacing codes found taken before a batch gives up: bounded work, then a 409. */
-const ROUNDS = 8;
+const ROUNDS = 12;
 /** Local draws for one fresh candidate before the space counts as too full. */
 const DRAWS = 64;
 
