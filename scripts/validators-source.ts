@@ -29,6 +29,8 @@ export function generatedValidators(): string {
     "import ucs2length from 'ajv/dist/runtime/ucs2length.js';",
     // ajv's esm output still requires its runtime helpers; an import works in both tsx and esbuild.
     code.replaceAll('require("ajv/dist/runtime/ucs2length").default', 'ucs2length.default ?? ucs2length'),
+    // The schemas as plain JSON, so the functions need not bundle TypeBox to read them.
+    `export const schemas = ${JSON.stringify(requestSchemas)};`,
     '',
   ].join('\n');
 }

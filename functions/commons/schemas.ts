@@ -9,7 +9,7 @@ import Type, { type Static, type TSchema } from 'typebox';
  * Two annotations shape the error messages (see validation.ts): `x-message` is the message when
  * a `pattern` or `not` keyword fails; `x-kind` names what a query or path value must be.
  */
-export const MAX_BODY_BYTES = 16 * 1024;
+export { MAX_BODY_BYTES } from './limits.ts';
 
 const SAFE_MAX = Number.MAX_SAFE_INTEGER;
 

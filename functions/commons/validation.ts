@@ -1,7 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { HttpError, validationFailed, type Problem } from './errors.ts';
-import { requestSchemas, type SchemaName } from './schemas.ts';
-import * as validators from './schemas/validators.generated.ts';
+import type { SchemaName } from './schemas.ts';
+import * as generated from './schemas/validators.generated.ts';
 
 /**
  * Runs the ajv validators compiled from schemas.ts and turns ajv's errors into the contract's
@@ -9,7 +9,9 @@ import * as validators from './schemas/validators.generated.ts';
  * Bodies fail with 422; path and query parameters with 400.
  */
 type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
-const compiled = validators as unknown as Record<SchemaName, Validator>;
+const compiled = generated as unknown as Record<SchemaName, Validator>;
+/** The schemas as plain JSON (TypeBox stays out of the function bundles). */
+export const requestSchemas = generated.schemas as Record<SchemaName, { properties: Record<string, Record<string, unknown>> }>;
 
 /** Which error of a field to report when several keywords fail: the most basic first. */
 const PRIORITY = ['required', 'not', 'additionalProperties', 'type', 'minLength', 'maxLength', 'minimum', 'maximum', 'enum', 'pattern', 'format'];
@@ -31,7 +33,7 @@ export function checkBody<T>(name: SchemaName, resource: Record<string, unknown>
 /** Query or path parameters, converted (positive integers become numbers), or a 400. */
 export function checkParameters<T>(name: SchemaName, values: Record<string, string>, kind: 'query' | 'path'): T {
   const problems = run(name, values, { kind });
-  const properties = (requestSchemas[name] as { properties: Record<string, { 'x-kind'?: string }> }).properties;
+  const properties = requestSchemas[name].properties;
   const converted: Record<string, string | number> = { ...values };
   for (const [key, value] of Object.entries(values)) {
     if (properties[key]?.['x-kind'] !== 'a positive integer' || problems.some((p) => p.field === key)) continue;
@@ -55,7 +57,7 @@ function run(name: SchemaName, data: Record<string, unknown>, where: Where): Pro
   }
   // Keys that must not be sent come first, in the client's order; then the declared fields, in the schema's.
   const sent = Object.keys(data);
-  const declared = Object.keys((requestSchemas[name] as { properties: object }).properties);
+  const declared = Object.keys(requestSchemas[name].properties);
   const rank = ([key, error]: [string, ErrorObject]) =>
     error.keyword === 'additionalProperties' || error.keyword === 'not' ? sent.indexOf(key) : sent.length + declared.indexOf(key);
   return [...byField.entries()]

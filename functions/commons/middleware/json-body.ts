@@ -1,7 +1,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { badRequest, payloadTooLarge, unsupportedMediaType } from '../errors.ts';
-import { MAX_BODY_BYTES, requestSchemas, type SchemaName } from '../schemas.ts';
-import { checkBody, isPlainObject } from '../validation.ts';
+import { MAX_BODY_BYTES } from '../limits.ts';
+import type { SchemaName } from '../schemas.ts';
+import { checkBody, isPlainObject, requestSchemas } from '../validation.ts';
 import type { ApiMiddleware, ApiRequest } from '../api.ts';
 
 export interface BodyOptions {
@@ -24,7 +25,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * properties, so nothing is polluted).
  */
 export function jsonBody(options: BodyOptions): ApiMiddleware {
-  const properties = Object.keys((requestSchemas[options.schema] as { properties: object }).properties);
+  const properties = Object.keys(requestSchemas[options.schema].properties);
   const describeShape = options.root ? `a JSON object with a "${options.root}" object` : 'a JSON object';
 
   return {
