@@ -1,4 +1,4 @@
-/** The part of autocannon's programmatic API that scripts/load.ts uses (the package ships no types). */
+/** The part of autocannon's programmatic API that scripts/load.ts and scripts/bench use (the package ships no types). */
 declare module 'autocannon' {
   import type { EventEmitter } from 'node:events';
 
@@ -40,6 +40,8 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
+    /** Stop after this many requests instead of after `duration`. */
+    amount?: number;
     timeout?: number;
     title?: string;
     method?: string;

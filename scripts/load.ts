@@ -42,7 +42,8 @@ Object.assign(process.env, tableEnvironment(names), {
   DYNAMODB_ENDPOINT: database.endpoint,
   POWERTOOLS_METRICS_DISABLED: 'true',
   POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'ERROR',
-  TOKEN_CACHE_SECONDS: process.env.TOKEN_CACHE_SECONDS ?? '0',
+  // Production settings: the deployed functions cache a valid token for 30 s (tokenCacheSeconds).
+  TOKEN_CACHE_SECONDS: process.env.TOKEN_CACHE_SECONDS ?? '30',
 });
 
 // Imported only now: data-access modules read their table names when they load.

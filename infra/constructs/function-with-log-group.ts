@@ -1,7 +1,7 @@
 import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -29,6 +29,30 @@ export const WRITE_ACTIONS = [
   'dynamodb:DeleteItem',
   'dynamodb:BatchWriteItem',
 ] as const;
+
+/**
+ * How every function is bundled. Exported so that `npm run bench` builds its reference bundles
+ * with exactly these options (scripts/bench/references.ts).
+ */
+export const BUNDLING = {
+  forceDockerBundling: false,
+  logLevel: LogLevel.WARNING,
+  format: OutputFormat.ESM,
+  target: 'node24',
+  platform: 'node',
+  mainFields: ['module', 'main'],
+  minify: true,
+  sourceMap: true,
+  // Line mappings without a copy of every source: smaller bundle, same stack traces.
+  sourcesContent: false,
+  // Ship the SDK version the tests ran against instead of the runtime's copy.
+  bundleAwsSDK: true,
+  externalModules: [],
+  // CommonJS dependencies call require(); ESM output has none unless we make one.
+  banner:
+    "import { createRequire as __tillgateCreateRequire } from 'node:module';" +
+    'const require = __tillgateCreateRequire(import.meta.url);',
+} satisfies BundlingOptions;
 
 export interface FunctionWithLogGroupProps {
   /** Names the function everywhere (see the route table). */
@@ -91,25 +115,7 @@ export class FunctionWithLogGroup extends NodejsFunction {
         // Stack traces of the minified bundle point at the TypeScript sources.
         NODE_OPTIONS: '--enable-source-maps',
       },
-      bundling: {
-        forceDockerBundling: false,
-        logLevel: LogLevel.WARNING,
-        format: OutputFormat.ESM,
-        target: 'node24',
-        platform: 'node',
-        mainFields: ['module', 'main'],
-        minify: true,
-        sourceMap: true,
-        // Line mappings without a copy of every source: smaller bundle, same stack traces.
-        sourcesContent: false,
-        // Ship the SDK version the tests ran against instead of the runtime's copy.
-        bundleAwsSDK: true,
-        externalModules: [],
-        // CommonJS dependencies call require(); ESM output has none unless we make one.
-        banner:
-          "import { createRequire as __tillgateCreateRequire } from 'node:module';" +
-          'const require = __tillgateCreateRequire(import.meta.url);',
-      },
+      bundling: BUNDLING,
     });
 
     this.operationId = props.operationId;

@@ -1,0 +1,177 @@
+import { spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { hosts, routes } from '../../functions/routes.ts';
+import { findBundles } from '../../infra/bundles.ts';
+import { ensureTables, freePort, startDynamoDbLocal, tableEnvironment, tableNamesWithPrefix } from '../../local/dynamodb.ts';
+import { functionEnvironment, measureColdStarts } from './cold-start.ts';
+import { measureRequests, type SendRaw } from './dynamodb-requests.ts';
+import { measureHttp } from './http.ts';
+import { startCountingProxy } from './proxy.ts';
+import { buildReference, sameBuildAsCdk } from './references.ts';
+import { formatTable, machine, writeReport, type Row } from './report.ts';
+import { checkCoverage, mainScenarios, scenarios, type BenchContext, type HttpRequest } from './scenarios.ts';
+import { measureWarm } from './warm-overhead.ts';
+
+/**
+ * `npm run bench`: builds what it measures (cdk synth for the functions' bundles, esbuild for the
+ * references), starts its own DynamoDB Local with a counting proxy in front, and measures, each
+ * beside its baseline in the same run:
+ *   1. DynamoDB requests and capacity per operation, on the wire (dynamodb-requests.ts);
+ *   2. cold start per route against a reference bundle (cold-start.ts);
+ *   3. warm overhead of the middleware chain against a bare handler (warm-overhead.ts);
+ *   4. HTTP throughput, errors and server CPU against a bare node:http server (http.ts).
+ * Prints one table and writes the same rows to reports/bench.json.
+ *
+ * BENCH_QUICK=1: fewer calls, runs and iterations, for iterating on the bench itself.
+ * BENCH_SKIP_SYNTH=1: use the cdk.out already there.
+ */
+const ROOT = resolve(import.meta.dirname, '../..');
+const WORK = resolve(ROOT, 'reports/bench');
+const quick = process.env.BENCH_QUICK === '1';
+const settings = quick
+  ? { calls: 20, coldRuns: 5, warmIterations: 1000, httpRequests: 150, httpRounds: 1, connections: 8 }
+  : { calls: 50, coldRuns: 20, warmIterations: 5000, httpRequests: 300, httpRounds: 2, connections: 8 };
+const started = performance.now();
+const log = (line: string) => console.log(line);
+const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
+
+checkCoverage();
+
+if (process.env.BENCH_SKIP_SYNTH !== '1') {
+  log('bench: cdk synth (the functions\' bundles and template) …');
+  const synth = spawnSync('cdk', ['synth', '--quiet'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (synth.status !== 0) throw new Error('bench: cdk synth failed');
+}
+const cdkOut = resolve(ROOT, 'cdk.out');
+const bundles = findBundles(cdkOut);
+
+const port = await freePort();
+const database = await startDynamoDbLocal({ port });
+const names = tableNamesWithPrefix('bench-');
+await ensureTables(database.endpoint, names);
+const proxy = await startCountingProxy(database.endpoint);
+log(`bench: DynamoDB Local (in memory) on ${database.endpoint}, counting proxy on ${proxy.endpoint} (${elapsed()})`);
+
+// The in-process server counts and records; its client goes through the proxy. The token cache is
+// on, long enough that no lookup falls inside a measured call.
+Object.assign(process.env, tableEnvironment(names), {
+  DYNAMODB_ENDPOINT: proxy.endpoint,
+  AWS_REGION: 'local',
+  TOKEN_CACHE_SECONDS: '3600',
+  POWERTOOLS_METRICS_DISABLED: 'true',
+  POWERTOOLS_LOG_LEVEL: 'SILENT',
+});
+const { issueToken, accountForToken } = await import('../../functions/commons/auth.ts');
+const { sourceHandlers, startLocalApi } = await import('../../local/server.ts');
+const api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourceHandlers, log: () => undefined });
+
+let exitCode = 0;
+try {
+  const accountId = 4242;
+  const { token } = await issueToken(accountId, 'bench');
+  await accountForToken(token);
+  let serial = 0;
+  const send: SendRaw = async (request) => {
+    const host = Object.values(hosts).find((h) => request.path.startsWith(`${h.versionPrefix}/`));
+    if (!host) throw new Error(`bench: no host serves ${request.path}`);
+    const response = await fetch(`${api.urls[host.id]}${request.path}`, { method: request.method, headers: request.headers, body: request.body });
+    return { status: response.status, headers: Object.fromEntries(response.headers), body: await response.text() };
+  };
+  const context: BenchContext = {
+    accountId,
+    token,
+    unique: () => `${started.toString(36).replace('.', '')}-${(serial++).toString(36)}`,
+    send: async (request) => {
+      const answer = await send(request);
+      let body: unknown = answer.body;
+      try {
+        body = JSON.parse(answer.body);
+      } catch {
+        // not JSON
+      }
+      return { status: answer.status, body };
+    },
+  };
+
+  log(`bench: DynamoDB requests and capacity, ${settings.calls} calls per scenario …`);
+  const counted = await measureRequests({
+    scenarios,
+    mainScenarios: mainScenarios(),
+    context,
+    proxy,
+    send,
+    calls: settings.calls,
+    withFreshToken: async (request: HttpRequest) => ({ ...request, headers: { ...request.headers, 'X-Auth-Token': (await issueToken(accountId, 'bench cold')).token } }),
+  });
+  for (const line of counted.details) log(`  ${line}`);
+
+  log(`bench: building the reference bundles (${elapsed()}) …`);
+  const references: Record<string, string> = {};
+  for (const [operationId, plan] of counted.coldPlans) references[operationId] = await buildReference(plan, resolve(WORK, 'references'));
+  const check = await sameBuildAsCdk(routes[0]!.entry, bundles[routes[0]!.operationId]!, WORK);
+  log(
+    check.same
+      ? `  esbuild options check: ${routes[0]!.entry} rebuilt with the bench's options is byte for byte the bundle cdk synth made`
+      : `  WARNING: ${routes[0]!.entry} rebuilt with the bench's options (${check.ours} B) differs from cdk synth's (${check.cdk} B): the references are not built like the functions`,
+  );
+
+  // What a function process gets: the function's variables from the template, plus what Lambda
+  // itself sets (region, credentials), and the local DynamoDB (direct, not through the proxy).
+  const lambdaBase = {
+    PATH: process.env.PATH ?? '',
+    AWS_REGION: 'local',
+    AWS_DEFAULT_REGION: 'local',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1024',
+    DYNAMODB_ENDPOINT: database.endpoint,
+  };
+  const environments = Object.fromEntries(routes.map((route) => [route.operationId, { ...lambdaBase, AWS_LAMBDA_FUNCTION_NAME: route.operationId, ...functionEnvironment(cdkOut, route.operationId, names) }]));
+  const { NODE_OPTIONS: _, ...serverEnvironment } = Object.assign({}, ...Object.values(environments)) as Record<string, string>;
+
+  log(`bench: cold starts, ${settings.coldRuns} interleaved runs per arm and route (${elapsed()}) …`);
+  const coldRows = await measureColdStarts({ scenarios: mainScenarios(), context, bundles, references, environments, runs: settings.coldRuns, log });
+
+  log(`bench: warm overhead, ${settings.warmIterations} invocations per arm and scenario (${elapsed()}) …`);
+  const warmRequests = new Map(await Promise.all(scenarios.map(async (scenario) => [scenario, (await scenario.prepare(context, 1))[0]!] as const)));
+  const warmRows = await measureWarm({
+    scenarios,
+    plans: counted.warmPlans,
+    requests: warmRequests,
+    entries: Object.fromEntries(routes.map((route) => [route.operationId, route.entry])),
+    environment: { ...serverEnvironment, TOKEN_CACHE_SECONDS: '3600', POWERTOOLS_METRICS_DISABLED: 'true' },
+    token,
+    iterations: settings.warmIterations,
+    workDir: WORK,
+    log,
+  });
+
+  log(`bench: HTTP, ${settings.httpRounds} × ${settings.httpRequests} requests per server and scenario, ${settings.connections} connections (${elapsed()}) …`);
+  const httpRows = await measureHttp({
+    scenarios,
+    plans: counted.warmPlans,
+    context,
+    environment: { ...serverEnvironment, POWERTOOLS_METRICS_DISABLED: 'true' },
+    requestsPerRun: settings.httpRequests,
+    rounds: settings.httpRounds,
+    connections: settings.connections,
+    log,
+  });
+
+  const rows: Row[] = [...counted.rows, ...coldRows, ...warmRows, ...httpRows];
+  const date = new Date();
+  writeReport(resolve(ROOT, 'reports/bench.json'), rows, date);
+  log('');
+  log(`tillgate bench, ${date.toISOString()}${quick ? ' (BENCH_QUICK)' : ''}, ${machine()}`);
+  log(formatTable(rows));
+  log('');
+  log(`bench: done in ${elapsed()}; rows written to reports/bench.json`);
+} catch (error) {
+  console.error(error);
+  exitCode = 1;
+} finally {
+  await api.close();
+  await proxy.close();
+  await database.stop();
+}
+process.exit(exitCode);
