@@ -14,6 +14,8 @@ import {
   type Problem,
 } from './errors.ts';
 import { logger, recordRequestMetrics } from './observability.ts';
+// Reliability II: the invocation deadline (deadline.ts).
+import { deadlinePlugin } from './deadline.ts';
 import { MAX_BODY_BYTES } from './requests.ts';
 import { hasTopLevelShape, validateResource, type BodySchema } from './validation.ts';
 import type { HostId } from '../routes.ts';
@@ -63,7 +65,8 @@ interface ApiOptions {
 }
 
 export function api<Body = null>(options: ApiOptions) {
-  const chain = middy<ApiEvent<Body>, Reply, Error, ApiContext>()
+  // Reliability II: every request answers (503 at worst) before the Lambda timeout; see deadline.ts.
+  const chain = middy<ApiEvent<Body>, Reply, Error, ApiContext>(deadlinePlugin)
     .use(httpResponse(options))
     .use(authentication());
   return options.body ? chain.use(jsonBody(options.body)) : chain;
