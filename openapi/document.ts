@@ -22,9 +22,11 @@ const coreHeaders = {
   ETag: header('Weak entity tag of the JSON body.', { type: 'string', pattern: '^W/"[0-9a-f]{32}"$' }, false),
 };
 const headersOf = (host: HostId) => (host === 'core' ? coreHeaders : commonHeaders);
+/** A 304 carries no representation metadata (RFC 9110 §15.4.5): no Content-Type, no Content-Length. */
+const { 'Content-Type': _contentType, ...notModifiedHeaders } = coreHeaders;
 
 const errorDescriptions: Record<number, string> = {
-  400: 'Malformed JSON, wrong top-level shape, an invalid path id or Idempotency-Key.',
+  400: 'Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key.',
   401: 'X-Auth-Token missing, unknown or revoked.',
   404: "No such record, or another account's, or an expired event.",
   409: 'Idempotency-Key already used with a different body.',
@@ -34,6 +36,30 @@ const errorDescriptions: Record<number, string> = {
   500: 'A bug: a generic message with the request id.',
   503: 'The database is throttling or unreachable; retry after Retry-After seconds.',
 };
+
+/**
+ * Answers API Gateway gives itself for any operation, in the host's error shape (the stack's
+ * gateway responses): they carry the common headers (X-Request-Id is API Gateway's request id),
+ * never the core host's X-Runtime or ETag.
+ */
+const gatewayDescriptions: Record<number, string> = {
+  429: 'Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit). Retry after Retry-After seconds.',
+  502: 'Answered by API Gateway: the function failed without an answer (a crash, or the Lambda timeout). The message quotes the request id.',
+  504: "Answered by API Gateway: the function did not answer within API Gateway's 29 s integration timeout. The message quotes the request id.",
+};
+const GATEWAY_STATUSES = [429, 502, 504];
+
+function gatewayErrorResponse(host: HostId, status: number) {
+  return {
+    description: gatewayDescriptions[status],
+    headers: {
+      ...commonHeaders,
+      'Cache-Control': header('Always no-store.', { const: 'no-store' }),
+      ...(status === 429 ? { 'Retry-After': header('Seconds to wait before retrying.', { type: 'string', pattern: '^\\d+$' }) } : {}),
+    },
+    content: { 'application/json': { schema: ref(host === 'core' ? 'CoreError' : 'PosError') } },
+  };
+}
 
 function errorResponse(host: HostId, status: number) {
   return {
@@ -53,12 +79,40 @@ interface Operation {
   readonly parameters?: readonly object[];
 }
 
+/**
+ * A regular expression for the decimal numbers from 1 to `max`, written as the server reads them:
+ * no sign, no leading zero, no exponent. For each digit of `max` that is above 0, the numbers of
+ * that length sharing the digits before it and smaller at it; then `max` itself; then every
+ * shorter length.
+ */
+export function positiveDecimalUpTo(max: number): string {
+  const digits = String(max);
+  const alternatives: string[] = [];
+  for (let i = 0; i < digits.length; i++) {
+    const digit = Number(digits[i]);
+    const low = i === 0 ? 1 : 0;
+    if (digit - 1 < low) continue;
+    const range = digit - 1 === low ? String(low) : `[${low}-${digit - 1}]`;
+    const rest = digits.length - i - 1;
+    alternatives.push(`${digits.slice(0, i)}${range}${rest > 0 ? `[0-9]{${rest}}` : ''}`);
+  }
+  alternatives.push(digits);
+  if (digits.length > 1) alternatives.push(`[1-9]${digits.length > 2 ? `[0-9]{0,${digits.length - 2}}` : '[0-9]?'}`);
+  return `^(?:${alternatives.join('|')})$`;
+}
+
+/**
+ * The server accepts exactly ^[1-9][0-9]{0,15}$ up to 2^53-1 (positiveIntegerParameter in
+ * functions/commons/api.ts). A path parameter arrives as text, and JSON Schema's `pattern` applies
+ * to strings only: with `type: integer`, validating tools convert "01" to 1 and accept it. So the
+ * schema is a string whose pattern is exactly the server's rule.
+ */
 const idParameter = {
   name: 'id',
   in: 'path',
   required: true,
-  description: 'A positive integer; anything else answers 400.',
-  schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+  description: 'A positive integer in decimal, without sign or leading zeros, at most 9007199254740991 (2^53-1); anything else answers 400.',
+  schema: { type: 'string', pattern: positiveDecimalUpTo(Number.MAX_SAFE_INTEGER), examples: ['1', '42'] },
 };
 
 const jsonBody = (schema: object) => ({ required: true, content: { 'application/json': { schema } } });
@@ -92,7 +146,10 @@ const operations: Record<string, Operation> = {
     parameters: [idParameter],
     success: {
       200: { description: 'The event.', headers: coreHeaders, content: { 'application/json': { schema: ref('EventResponse') } } },
-      304: { description: 'Not modified: If-None-Match matched the ETag. No body.', headers: coreHeaders },
+      304: {
+        description: 'Not modified: If-None-Match matched the ETag. No body, and no Content-Type or Content-Length (RFC 9110 §15.4.5).',
+        headers: notModifiedHeaders,
+      },
     },
     errors: [400, 401, 404, 500, 503],
   },
@@ -220,6 +277,7 @@ function pathItemOperation(route: Route) {
   if (!operation) throw new Error(`No OpenAPI description for ${route.operationId}`);
   const responses: Record<string, object> = { ...operation.success };
   for (const status of operation.errors) responses[String(status)] = errorResponse(route.host, status);
+  for (const status of GATEWAY_STATUSES) responses[String(status)] = gatewayErrorResponse(route.host, status);
   return {
     operationId: route.operationId,
     summary: route.summary,
@@ -247,7 +305,7 @@ export function openApiDocument() {
       title: 'tillgate',
       version: '1.0.0',
       description:
-        'Two hosts: core ({base_url}, /v1.0) for code generators and event records, pos ({pos_base_url}, /v2.0) for voided transactions. Unknown routes answer 404, throttled requests 429, in the host error shape.',
+        'Two hosts: core ({base_url}, /v1.0) for code generators and event records, pos ({pos_base_url}, /v2.0) for voided transactions. Unknown routes answer 404, throttled requests 429, and API Gateway answers 502 (function failed) or 504 (integration timeout) itself, all in the host error shape.',
     },
     tags: Object.values(hosts).map((host) => ({ name: host.id, description: host.description })),
     security: [{ token: [] }],

@@ -14,8 +14,9 @@ import {
   type Problem,
 } from './errors.ts';
 import { logger, recordRequestMetrics } from './observability.ts';
-// Reliability II: the invocation deadline (deadline.ts).
+// Reliability II: the invocation deadline (deadline.ts) and the body as bytes (body-bytes.ts).
 import { deadlinePlugin } from './deadline.ts';
+import { decodeUtf8Body, requestBodyBytes } from './body-bytes.ts';
 import { MAX_BODY_BYTES } from './requests.ts';
 import { hasTopLevelShape, validateResource, type BodySchema } from './validation.ts';
 import type { HostId } from '../routes.ts';
@@ -171,6 +172,8 @@ function toResult(
     if (reply.rawBody === undefined && body !== '') {
       headers.ETag = `W/"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`;
       if (cacheableRead && etagMatches(event.headers['if-none-match'], headers.ETag)) {
+        // Reliability II: a 304 carries no representation metadata (RFC 9110 §15.4.5).
+        delete headers['Content-Type'];
         return { statusCode: 304, headers, body: '' };
       }
     }
@@ -266,13 +269,13 @@ function jsonBody(schema: BodySchema): ApiMiddleware {
   return {
     before: (request) => {
       const raw = request.event as unknown as APIGatewayProxyEvent;
-      const text = raw.body ?? '';
       // Size first, so an oversized body is refused before any work is spent on it.
-      const bytes = raw.isBase64Encoded ? Math.floor((text.length * 3) / 4) : Buffer.byteLength(text, 'utf8');
-      if (bytes > MAX_BODY_BYTES) throw payloadTooLarge(MAX_BODY_BYTES);
+      // Reliability II: bytes as received, not after a lossy decoding (body-bytes.ts).
+      const received = requestBodyBytes(raw);
+      if (received.length > MAX_BODY_BYTES) throw payloadTooLarge(MAX_BODY_BYTES);
       const contentType = request.event.headers['content-type'];
       if (contentType !== undefined && !isJsonMediaType(contentType)) throw unsupportedMediaType();
-      const decoded = raw.isBase64Encoded ? Buffer.from(text, 'base64').toString('utf8') : text;
+      const decoded = decodeUtf8Body(received); // Reliability II: 400 when not UTF-8
       if (decoded.trim() === '') throw badRequest(`Request body is required: a JSON object with a "${schema.root}" object`);
 
       let parsed: unknown;

@@ -28,7 +28,7 @@ export async function invoke(
   const body = request.body === undefined ? '' : typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
   const event = toProxyEvent({
     route,
-    url: new URL(path, 'http://localhost'),
+    target: path,
     rawHeaders,
     body: Buffer.from(body),
     requestId: randomUUID(),
