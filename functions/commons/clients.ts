@@ -17,11 +17,15 @@ import { DeadlineExceededError, deadlineSignal } from './deadline.ts';
  */
 const endpoint = process.env.DYNAMODB_ENDPOINT;
 
+/** Per attempt: DynamoDB answers in milliseconds; 2 s leaves room for a slow moment, not a hang. */
+export const REQUEST_TIMEOUT_MS = numberFromEnv('DYNAMODB_REQUEST_TIMEOUT_MS', 2000);
+export const MAX_ATTEMPTS = numberFromEnv('DYNAMODB_MAX_ATTEMPTS', 3);
+
 export const dynamodb = new DynamoDBClient({
-  maxAttempts: numberFromEnv('DYNAMODB_MAX_ATTEMPTS', 3),
+  maxAttempts: MAX_ATTEMPTS,
   requestHandler: {
     connectionTimeout: numberFromEnv('DYNAMODB_CONNECT_TIMEOUT_MS', 1000),
-    requestTimeout: numberFromEnv('DYNAMODB_REQUEST_TIMEOUT_MS', 1500),
+    requestTimeout: REQUEST_TIMEOUT_MS,
     throwOnRequestTimeout: true,
   },
   ...(endpoint

@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { api, ok } from '../../functions/commons/api.ts';
-import { dynamodb } from '../../functions/commons/clients.ts';
+import { dynamodb, MAX_ATTEMPTS, REQUEST_TIMEOUT_MS } from '../../functions/commons/clients.ts';
 import { tableName } from '../../functions/commons/config.ts';
 import { TIMEOUT_RESERVE_MS } from '../../functions/commons/deadline.ts';
 import { handler as createCodeGenerator } from '../../functions/create-code-generator.ts';
@@ -17,7 +17,7 @@ import { codeGeneratorsOf, eventsOf, voidsOf } from '../support/records.ts';
  * Local); here one operation's requests are sent, by the real HTTP handler with its real
  * time-outs, to a TCP listener that never answers, so each stage is shown to end in time.
  * Handlers run in-process with a short remaining time, so the deadline (remaining time minus
- * TIMEOUT_RESERVE_MS) comes before the SDK's own attempts (3 × 1.5 s) run out.
+ * TIMEOUT_RESERVE_MS) comes during the SDK's second attempt, before its own attempts run out.
  */
 interface HttpRequestLike {
   headers: Record<string, string>;
@@ -68,7 +68,7 @@ function hang(operation: string, table?: string) {
 }
 
 const SERVICE_UNAVAILABLE = 'The service is temporarily unavailable; retry after the Retry-After delay';
-const REMAINING_MS = 3000;
+const REMAINING_MS = REQUEST_TIMEOUT_MS + TIMEOUT_RESERVE_MS + 500;
 const DEADLINE_MS = REMAINING_MS - TIMEOUT_RESERVE_MS;
 
 async function timed<T>(work: () => Promise<T>): Promise<{ result: T; ms: number }> {
@@ -89,7 +89,7 @@ describe('a hung database ends in 503 with Retry-After before the invocation dea
     expect(response.statusCode).toBe(503);
     expect(response.headers['Retry-After']).toBe('1');
     expect(JSON.parse(response.body)).toEqual({ errors: [{ message: SERVICE_UNAVAILABLE }] });
-    // The first attempt timed out at 1.5 s; the second was cut by the deadline, no third began.
+    // The first attempt timed out; the second was cut by the deadline, no third began.
     expect(attempts.count).toBe(2);
     expect(ms).toBeGreaterThanOrEqual(DEADLINE_MS - 50);
     expect(ms).toBeLessThan(REMAINING_MS - 500);
@@ -141,11 +141,11 @@ describe('a hung database ends in 503 with Retry-After before the invocation dea
 
     expect(response.statusCode).toBe(503);
     expect(response.headers['Retry-After']).toBe('1');
-    expect(attempts.count).toBe(3);
-    expect(ms).toBeGreaterThanOrEqual(3 * 1500);
+    expect(attempts.count).toBe(MAX_ATTEMPTS);
+    expect(ms).toBeGreaterThanOrEqual(MAX_ATTEMPTS * REQUEST_TIMEOUT_MS);
     expect(ms).toBeLessThan(10_000 - TIMEOUT_RESERVE_MS);
     expect(await codeGeneratorsOf(account.accountId)).toEqual([]);
-    console.log(`deadline: hung counter update answered 503 after ${Math.round(ms)} ms (3 attempts of 1.5 s)`);
+    console.log(`deadline: hung counter update answered 503 after ${Math.round(ms)} ms (${MAX_ATTEMPTS} attempts of ${REQUEST_TIMEOUT_MS} ms)`);
   });
 
   it('a handler that waits on something else: middy\'s early timeout answers 503 at the deadline', async () => {

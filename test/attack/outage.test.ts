@@ -39,7 +39,7 @@ import { send, type RawResponse } from './support.ts';
  * - **database hung**: DynamoDB Local is frozen (SIGSTOP): it keeps its port, the kernel still
  *   accepts connections, and nothing answers; then it goes on (SIGCONT). Each request must get
  *   its 503 with Retry-After well inside the function timeout (10 s on the local server): the
- *   SDK's attempts time out (1.5 s each, 3 attempts) and the invocation deadline bounds them.
+ *   SDK's attempts time out (2 s each, 3 attempts) and the invocation deadline bounds them.
  *
  * While DynamoDB is away every answer is a 503 with Retry-After (never a 500, never a hang);
  * once it is back the same service process answers normally again.
@@ -201,7 +201,12 @@ async function startProxy(target: number): Promise<Proxy> {
 }
 
 /** Runs the load through an outage made by `goDown` and ended by `comeBack`, and retries every 503. */
-async function throughAnOutage(name: string, goDown: () => Promise<void>, comeBack: () => Promise<void>, downMs = 3000) {
+async function throughAnOutage(
+  name: string,
+  goDown: () => Promise<void>,
+  comeBack: () => Promise<void>,
+  { downMs = 3000, minDownAnswers = 7 } = {},
+) {
   scenario = name;
   let phase: Outcome['phase'] = 'before';
   let finish!: () => void;
@@ -238,7 +243,7 @@ async function throughAnOutage(name: string, goDown: () => Promise<void>, comeBa
   expect(settledBefore.filter((o) => o.response.status >= 300).map((o) => o.response.text), 'failures before the outage').toEqual([]);
   // While down, requests kept being answered, and (after in-flight ones) only with 503.
   const down = byPhase('down');
-  expect(down.filter((o) => o.response.status === 503).length, 'answers while down').toBeGreaterThan(6);
+  expect(down.filter((o) => o.response.status === 503).length, 'answers while down').toBeGreaterThanOrEqual(minDownAnswers);
   // Recovered without a restart of the service: the tail of the run is all successes.
   const after = byPhase('after');
   const tail = after.slice(-Math.min(12, Math.floor(after.length / 3)));
@@ -305,7 +310,8 @@ describe('DynamoDB away under load', () => {
       'hung',
       async () => dynamodb.freeze(),
       async () => dynamodb.thaw(),
-      12_000,
+      // A hung request takes seconds to get its 503: the six clients get one or two each.
+      { downMs: 14_000, minDownAnswers: 6 },
     );
     // Answers to requests sent while the database was frozen: 503s, each well inside 10 s.
     const whileHung = outcomes.filter((o) => o.phase === 'down' && o.endPhase === 'down');
@@ -314,12 +320,13 @@ describe('DynamoDB away under load', () => {
       `outage (hung): ${times.length} answers while frozen, all ${JSON.stringify([...new Set(whileHung.map((o) => o.response.status))])}; ` +
         `time to 503 ms: min ${Math.round(times[0]!)}, median ${Math.round(times[Math.floor(times.length / 2)]!)}, max ${Math.round(times.at(-1)!)}`,
     );
-    expect(whileHung.length).toBeGreaterThan(6);
+    expect(whileHung.length).toBeGreaterThanOrEqual(6);
     for (const o of whileHung) {
       expect(o.response.status, o.response.text).toBe(503);
-      // 3 attempts of 1.5 s and the SDK's back-off; the invocation deadline is at 9 s.
-      expect(o.ms, `${o.kind} ${o.id}`).toBeGreaterThan(1400);
-      expect(o.ms, `${o.kind} ${o.id}`).toBeLessThan(7000);
+      // At least one attempt's time-out (fewer attempts once the SDK's shared retry quota is spent),
+      // at most 3 attempts of 2 s and the back-off: well before the deadline (9 s) and the 10 s timeout.
+      expect(o.ms, `${o.kind} ${o.id}`).toBeGreaterThan(1900);
+      expect(o.ms, `${o.kind} ${o.id}`).toBeLessThan(8000);
     }
     // Nothing was lost: every write a client was told about, first or on retry, is stored once.
     expect(missingRecords(outcomes, retries, voids, generators, () => true), 'writes clients were told about, missing').toEqual([]);
