@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { CfnOutput, RemovalPolicy, Stack, Tags, Validations, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, RemovalPolicy, Stack, Tags, Validations, type StackProps } from 'aws-cdk-lib';
 import { CfnAccount } from 'aws-cdk-lib/aws-apigateway';
 import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -18,6 +18,9 @@ export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
 export interface TillgateStackProps extends StackProps {
   readonly config: TillgateConfig;
 }
+
+/** Id of the synth warning for a production stage whose alarms notify nobody. */
+export const ALARMS_NOTIFY_NOBODY = 'tillgate:alarmsNotifyNobody';
 
 const pascal = (id: string) => id.charAt(0).toUpperCase() + id.slice(1);
 
@@ -96,6 +99,15 @@ export class TillgateStack extends Stack {
       ...(config.alarmEmail ? { alarmEmail: config.alarmEmail } : {}),
       ...(config.alarmTopicArn ? { alarmTopicArn: config.alarmTopicArn } : {}),
     });
+    if (!config.ephemeral && !config.alarmEmail && !config.alarmTopicArn) {
+      // A production stage whose alarms tell nobody looks monitored and is not: say so at synth.
+      Annotations.of(this).addWarningV2(
+        ALARMS_NOTIFY_NOBODY,
+        `Stage "${config.stage}" is a production stage (ephemeral is not set) and its ` +
+          `${this.observability.alarms.length} alarms notify nobody: deploy with -c alarmEmail=… ` +
+          'and/or -c alarmTopicArn=… (see the README, "Deploy").',
+      );
+    }
 
     for (const [hostId, api] of Object.entries(apis)) {
       new CfnOutput(this, `${pascal(hostId)}BaseUrl`, {

@@ -26,6 +26,12 @@ export interface RunningDynamoDb {
   stop(signal?: NodeJS.Signals): Promise<void>;
   /** Resolves when the process exits, whoever stopped it. */
   readonly exited: Promise<number | null>;
+  /** The Java process. */
+  readonly pid: number | undefined;
+  /** SIGSTOP: the process keeps its port (connections are accepted) and answers nothing. */
+  freeze(): void;
+  /** SIGCONT: a frozen process goes on where it stopped. */
+  thaw(): void;
 }
 
 export async function startDynamoDbLocal(options: { port: number; dataDirectory?: string }): Promise<RunningDynamoDb> {
@@ -62,6 +68,7 @@ export async function startDynamoDbLocal(options: { port: number; dataDirectory?
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill(signal);
+      child.kill('SIGCONT'); // a frozen process only acts on the signal once it runs again
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
       await exited;
       clearTimeout(timer);
@@ -89,7 +96,15 @@ export async function startDynamoDbLocal(options: { port: number; dataDirectory?
   })();
 
   await Promise.race([ready, failedToSpawn]);
-  return { endpoint, stop, exited };
+  const alive = () => child.exitCode === null && child.signalCode === null;
+  return {
+    endpoint,
+    stop,
+    exited,
+    pid: child.pid,
+    freeze: () => void (alive() && child.kill('SIGSTOP')),
+    thaw: () => void (alive() && child.kill('SIGCONT')),
+  };
 }
 
 export function localClient(endpoint: string): DynamoDBClient {

@@ -11,6 +11,11 @@ import { gatewayError, gatewayErrorBody, type GatewayError } from '../infra/gate
  * REST API proxy event (payload v1) that Lambda hands the same handler in AWS, and the handler's
  * result back into a response. Requests API Gateway itself would refuse (no route, body over its
  * limit) get the host's JSON error shape, as the stack's gateway responses give them.
+ *
+ * Like API Gateway: the path is routed exactly as sent (no dot-segment resolution, no merging of
+ * slashes: `//v1.0/events/1` and `/v1.0/events/1/../2` are no route), and every body reaches the
+ * function base64-encoded with `isBase64Encoded: true` (the stack sets `binaryMediaTypes: ['*\/*']`),
+ * so the function sees the bytes the client sent.
  */
 export type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type HandlerLoader = (route: Route) => Promise<LambdaHandler>;
@@ -92,21 +97,21 @@ async function serve(
   handlers: Map<Route, LambdaHandler>,
   log: (line: string) => void,
 ): Promise<void> {
-  const url = new URL(request.url ?? '/', 'http://localhost');
+  const target = splitTarget(request.url ?? '/');
   const gatewayRequestId = randomUUID();
-  const match = matchRoute(host, request.method ?? 'GET', url.pathname);
+  const match = matchRoute(host, request.method ?? 'GET', target.path);
   const body = await readBody(request, GATEWAY_MAX_BODY_BYTES);
 
   if (!match || body === 'too-large') {
     const error = gatewayError(body === 'too-large' ? 'REQUEST_TOO_LARGE' : 'MISSING_AUTHENTICATION_TOKEN');
     sendGatewayError(response, host, error, gatewayRequestId);
-    log(JSON.stringify({ level: 'INFO', message: 'gateway', request_id: gatewayRequestId, method: request.method, path: url.pathname, status: error.statusCode }));
+    log(JSON.stringify({ level: 'INFO', message: 'gateway', request_id: gatewayRequestId, method: request.method, path: target.path, status: error.statusCode }));
     return;
   }
 
   const event = toProxyEvent({
     route: match.route,
-    url,
+    target: request.url ?? '/',
     rawHeaders: request.rawHeaders,
     body,
     requestId: gatewayRequestId,
@@ -133,8 +138,22 @@ async function serve(
   const payload = Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
   const headers: Record<string, string | string[]> = { ...(result.multiValueHeaders as Record<string, string[]>) };
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
-  response.writeHead(result.statusCode, { ...headers, 'Content-Length': String(payload.length) });
+  // A 304 has no content, and a Content-Length on it would describe the 200's (RFC 9110 §8.6).
+  if (result.statusCode !== 304) headers['Content-Length'] = String(payload.length);
+  response.writeHead(result.statusCode, headers);
   response.end(request.method === 'HEAD' ? undefined : payload);
+}
+
+/**
+ * The path and query of a request target as sent: split at the first `?`, nothing resolved or
+ * decoded. An absolute-form target (`http://host/path`) keeps only its path; anything else that
+ * does not start with `/` (`*`) has a path no route matches.
+ */
+export function splitTarget(target: string): { path: string; query: string } {
+  const absolute = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(target);
+  const rest = absolute ? target.slice(absolute[0].length) || '/' : target;
+  const mark = rest.indexOf('?');
+  return mark === -1 ? { path: rest, query: '' } : { path: rest.slice(0, mark), query: rest.slice(mark + 1) };
 }
 
 export function matchRoute(host: HostId, method: string, pathname: string) {
@@ -180,7 +199,8 @@ async function readBody(request: IncomingMessage, limit: number): Promise<Buffer
 
 export interface GatewayRequest {
   readonly route: Route;
-  readonly url: URL;
+  /** The request target as sent (`request.url` of Node): path and query, nothing resolved. */
+  readonly target: string;
   /** Header names and values in arrival order, as Node's `rawHeaders`. */
   readonly rawHeaders: readonly string[];
   readonly body: Buffer;
@@ -190,8 +210,9 @@ export interface GatewayRequest {
 }
 
 /** The REST API (payload v1) proxy event API Gateway would build for this request. */
-export function toProxyEvent({ route, url, rawHeaders, body, requestId, sourceIp, protocol }: GatewayRequest): APIGatewayProxyEvent {
-  const pathParameters = matchRoute(route.host, route.method, url.pathname)?.pathParameters ?? {};
+export function toProxyEvent({ route, target, rawHeaders, body, requestId, sourceIp, protocol }: GatewayRequest): APIGatewayProxyEvent {
+  const { path, query: rawQuery } = splitTarget(target);
+  const pathParameters = matchRoute(route.host, route.method, path)?.pathParameters ?? {};
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
   for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -202,14 +223,14 @@ export function toProxyEvent({ route, url, rawHeaders, body, requestId, sourceIp
   }
   const query: Record<string, string> = {};
   const multiQuery: Record<string, string[]> = {};
-  for (const [name, value] of url.searchParams) {
+  for (const [name, value] of new URLSearchParams(rawQuery)) {
     query[name] = value;
     (multiQuery[name] ??= []).push(value);
   }
   const hasQuery = Object.keys(query).length > 0;
   return {
     resource: route.path,
-    path: url.pathname,
+    path,
     httpMethod: route.method,
     headers,
     multiValueHeaders,
@@ -217,14 +238,15 @@ export function toProxyEvent({ route, url, rawHeaders, body, requestId, sourceIp
     multiValueQueryStringParameters: hasQuery ? multiQuery : null,
     pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
     stageVariables: null,
-    body: body.length > 0 ? body.toString('utf8') : null,
-    isBase64Encoded: false,
+    // With binaryMediaTypes */*, API Gateway passes every body as base64: the bytes as sent.
+    body: body.length > 0 ? body.toString('base64') : null,
+    isBase64Encoded: body.length > 0,
     requestContext: {
       accountId: '000000000000',
       apiId: `local-${route.host}`,
       authorizer: null,
       httpMethod: route.method,
-      path: `/local${url.pathname}`,
+      path: `/local${path}`,
       protocol,
       requestId,
       requestTimeEpoch: Date.now(),

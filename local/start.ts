@@ -1,26 +1,45 @@
-import { ensureTables, startDynamoDbLocal, tableEnvironment, tableNamesWithPrefix, type RunningDynamoDb } from './dynamodb.ts';
+import { ensureTables, tableEnvironment, tableNamesWithPrefix } from './dynamodb.ts';
+import { superviseDynamoDbLocal, type SupervisedDynamoDb } from './dynamodb-supervisor.ts';
 import { localSettings } from './settings.ts';
 import { sourceHandlers, startLocalApi } from './server.ts';
 
 /**
- * `npm start`: DynamoDB Local with its data in .local/ (kept across restarts), the tables,
- * a development account with a token, and both hosts serving the Lambda handlers.
+ * `npm start`: DynamoDB Local with its data in .local/ (kept across restarts, and restarted if it
+ * dies: see dynamodb-supervisor.ts), the tables, a development account with a token, and both
+ * hosts serving the Lambda handlers.
  */
 const settings = localSettings();
 const names = tableNamesWithPrefix(settings.tablePrefix);
 
-let dynamodb: RunningDynamoDb | undefined;
+/** Creates missing tables: at the first start, and after a restart that lost them. */
+async function tablesReady(endpoint: string) {
+  const created = await ensureTables(endpoint, names);
+  if (created.length > 0) console.log(`Created tables: ${created.map((id) => names[id]).join(', ')}`);
+}
+
+let dynamodb: SupervisedDynamoDb | undefined;
 if (!settings.externalEndpoint) {
   console.log(`Starting DynamoDB Local on port ${settings.dynamoDbPort} (data in ${settings.dataDirectory}) …`);
-  dynamodb = await startDynamoDbLocal({ port: settings.dynamoDbPort, dataDirectory: settings.dataDirectory }).catch(
-    (error: Error) => {
-      console.error(`\n${error.message}`);
-      process.exit(1);
+  dynamodb = await superviseDynamoDbLocal({
+    port: settings.dynamoDbPort,
+    dataDirectory: settings.dataDirectory,
+    log: (line) => console.log(line),
+    onStart: tablesReady,
+    onGiveUp: (error) => {
+      console.error(`\nDynamoDB Local cannot be restarted (${error.message}); stopping.`);
+      // `api` may not exist yet if this happens while starting up.
+      void Promise.resolve()
+        .then(() => api.close())
+        .catch(() => undefined)
+        .finally(() => process.exit(1));
     },
-  );
+  }).catch((error: Error) => {
+    console.error(`\n${error.message}`);
+    process.exit(1);
+  });
+} else {
+  await tablesReady(settings.endpoint);
 }
-const created = await ensureTables(settings.endpoint, names);
-if (created.length > 0) console.log(`Created tables: ${created.map((id) => names[id]).join(', ')}`);
 
 Object.assign(process.env, tableEnvironment(names), {
   DYNAMODB_ENDPOINT: settings.endpoint,
@@ -55,7 +74,8 @@ Development account ${settings.devAccountId}: token ${tokenState} in ${settings.
   export TOKEN=$(cat ${settings.devTokenFile})
   curl -s ${api.urls.core}/v1.0/events/1 -H "X-Auth-Token: $TOKEN"
 
-One JSON log line per request follows. Ctrl-C stops everything.
+One JSON log line per request follows. If DynamoDB Local dies, it is restarted (logged here).
+Ctrl-C stops everything.
 `);
 
 let stopping = false;
@@ -70,12 +90,4 @@ async function shutdown(signal: string) {
 }
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
-dynamodb?.exited.then(async (code) => {
-  // A Ctrl-C reaches DynamoDB Local (same process group) as well as us: let our handler win.
-  await new Promise((r) => setTimeout(r, 500));
-  if (!stopping) {
-    console.error(`DynamoDB Local exited unexpectedly (code ${code}); stopping.`);
-    void api.close().then(() => process.exit(1));
-  }
-});
 

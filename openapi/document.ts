@@ -31,11 +31,12 @@ const coreHeaders = {
   'X-Runtime': header('Handler time in seconds.', { type: 'string', pattern: '^\\d+\\.\\d{6}$' }),
   ETag: header('Weak entity tag of the JSON body.', { type: 'string', pattern: '^W/"[0-9a-f]{32}"$' }, false),
 };
-const { 'Content-Type': _contentType, ...notModifiedHeaders } = coreHeaders;
 const headersOf = (host: HostId) => (host === 'core' ? coreHeaders : commonHeaders);
+/** A 304 carries no representation metadata (RFC 9110 §15.4.5): no Content-Type, no Content-Length. */
+const { 'Content-Type': _contentType, ...notModifiedHeaders } = coreHeaders;
 
 const errorDescriptions: Record<number, string> = {
-  400: 'Malformed JSON, wrong top-level shape, an invalid path id or Idempotency-Key.',
+  400: 'Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key.',
   401: 'X-Auth-Token missing, unknown or revoked.',
   404: "No such record, or another account's, or an expired event.",
   409: 'Idempotency-Key already used with a different body.',
@@ -45,6 +46,30 @@ const errorDescriptions: Record<number, string> = {
   500: 'A bug: a generic message with the request id.',
   503: 'The database is throttling or unreachable; retry after Retry-After seconds.',
 };
+
+/**
+ * Answers API Gateway gives itself for any operation, in the host's error shape (the stack's
+ * gateway responses): they carry the common headers (X-Request-Id is API Gateway's request id),
+ * never the core host's X-Runtime or ETag.
+ */
+const gatewayDescriptions: Record<number, string> = {
+  429: 'Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit). Retry after Retry-After seconds.',
+  502: 'Answered by API Gateway: the function failed without an answer (a crash, or the Lambda timeout). The message quotes the request id.',
+  504: "Answered by API Gateway: the function did not answer within API Gateway's 29 s integration timeout. The message quotes the request id.",
+};
+const GATEWAY_STATUSES = [429, 502, 504];
+
+function gatewayErrorResponse(host: HostId, status: number) {
+  return {
+    description: gatewayDescriptions[status],
+    headers: {
+      ...commonHeaders,
+      'Cache-Control': header('Always no-store.', { const: 'no-store' }),
+      ...(status === 429 ? { 'Retry-After': header('Seconds to wait before retrying.', { type: 'string', pattern: '^\\d+$' }) } : {}),
+    },
+    content: { 'application/json': { schema: ref(host === 'core' ? 'CoreError' : 'PosError') } },
+  };
+}
 
 function errorResponse(host: HostId, status: number) {
   return {
@@ -64,12 +89,17 @@ interface Operation {
   readonly parameters?: readonly object[];
 }
 
+/**
+ * A path parameter arrives as text, and JSON Schema's `pattern` applies to strings only: with
+ * `type: integer`, validating tools convert "01" to 1 and accept it. So the id is a string whose
+ * pattern is exactly the server's rule (schemas.ts).
+ */
 const idParameter = {
   name: 'id',
   in: 'path',
   required: true,
   description: (idPath.properties.id as { description?: string }).description,
-  schema: plain(idPath.properties.id),
+  schema: { ...plain(idPath.properties.id), examples: ['1', '42'] },
 };
 
 /** A TypeBox schema as plain JSON Schema (TypeBox marks its objects with symbols). */
@@ -108,7 +138,7 @@ const codeParameter = {
 const read = (description: string, schema: string) => ({
   200: { description, headers: coreHeaders, content: { 'application/json': { schema: ref(schema) } } },
   304: {
-    description: 'Not modified: If-None-Match matched the ETag. No body, and no Content-Type (RFC 9110 §15.4.5).',
+    description: 'Not modified: If-None-Match matched the ETag. No body, and no Content-Type or Content-Length (RFC 9110 §15.4.5).',
     headers: notModifiedHeaders,
   },
 });
@@ -193,7 +223,7 @@ const operations: Record<string, Operation> = {
     success: {
       200: { description: 'The event.', headers: coreHeaders, content: { 'application/json': { schema: ref('EventResponse') } } },
       304: {
-        description: 'Not modified: If-None-Match matched the ETag. No body, and no Content-Type (RFC 9110 §15.4.5).',
+        description: 'Not modified: If-None-Match matched the ETag. No body, and no Content-Type or Content-Length (RFC 9110 §15.4.5).',
         headers: notModifiedHeaders,
       },
     },
@@ -366,6 +396,7 @@ function pathItemOperation(route: Route) {
   if (!operation) throw new Error(`No OpenAPI description for ${route.operationId}`);
   const responses: Record<string, object> = { ...operation.success };
   for (const status of operation.errors) responses[String(status)] = errorResponse(route.host, status);
+  for (const status of GATEWAY_STATUSES) responses[String(status)] = gatewayErrorResponse(route.host, status);
   return {
     operationId: route.operationId,
     summary: route.summary,
@@ -393,7 +424,7 @@ export function openApiDocument() {
       title: 'tillgate',
       version: '1.0.0',
       description:
-        'Two hosts: core ({base_url}, /v1.0) for code generators and event records, pos ({pos_base_url}, /v2.0) for voided transactions. Unknown routes answer 404, throttled requests 429, in the host error shape.',
+        'Two hosts: core ({base_url}, /v1.0) for code generators and event records, pos ({pos_base_url}, /v2.0) for voided transactions. Unknown routes answer 404, throttled requests 429, and API Gateway answers 502 (function failed) or 504 (integration timeout) itself, all in the host error shape.',
     },
     tags: Object.values(hosts).map((host) => ({ name: host.id, description: host.description })),
     security: [{ token: [] }],

@@ -4,6 +4,7 @@ import httpSecurityHeaders from '@middy/http-security-headers';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { deadlinePlugin } from './deadline.ts';
 import { authentication } from './middleware/authentication.ts';
 import { hostResponse } from './middleware/host-response.ts';
 import { jsonBody, type BodyOptions } from './middleware/json-body.ts';
@@ -85,7 +86,8 @@ const securityHeaders = {
 } as const;
 
 export function api<Body = null, Params = null, Query = null>(options: ApiOptions) {
-  const chain = middy<ApiEvent<Body, Params, Query>, Reply, Error, ApiContext>()
+  // Every request answers (503 at worst) before the Lambda timeout: see deadline.ts.
+  const chain = middy<ApiEvent<Body, Params, Query>, Reply, Error, ApiContext>(deadlinePlugin)
     .use(injectLambdaContext(logger, { resetKeys: true }))
     // Registered before hostResponse, so their `after` runs after it: the metrics it records are
     // flushed, and the security headers land on the response it built.

@@ -82,6 +82,8 @@ const TRANSIENT_ERROR_NAMES = new Set([
   'TimeoutError',
   'RequestTimeout',
   'RequestTimeoutException',
+  // The invocation's deadline passed (deadline.ts): a hung database, or work that ran too long.
+  'DeadlineExceededError',
 ]);
 
 const TRANSIENT_NETWORK_CODES = new Set([

@@ -99,9 +99,34 @@ export const voidTransaction = Type.Object({
 
 // ---------------------------------------------------------------- path and query parameters
 
-/** Path and query values arrive as strings; these patterns are exactly what the server accepts. */
+/**
+ * A regular expression for the decimal numbers from 1 to `max`, written as the server reads them:
+ * no sign, no leading zero, no exponent. For each digit of `max` that is above 0, the numbers of
+ * that length sharing the digits before it and smaller at it; then `max` itself; then every
+ * shorter length.
+ */
+export function positiveDecimalUpTo(max: number): string {
+  const digits = String(max);
+  const alternatives: string[] = [];
+  for (let i = 0; i < digits.length; i++) {
+    const digit = Number(digits[i]);
+    const low = i === 0 ? 1 : 0;
+    if (digit - 1 < low) continue;
+    const range = digit - 1 === low ? String(low) : `[${low}-${digit - 1}]`;
+    const rest = digits.length - i - 1;
+    alternatives.push(`${digits.slice(0, i)}${range}${rest > 0 ? `[0-9]{${rest}}` : ''}`);
+  }
+  alternatives.push(digits);
+  if (digits.length > 1) alternatives.push(`[1-9]${digits.length > 2 ? `[0-9]{0,${digits.length - 2}}` : '[0-9]?'}`);
+  return `^(?:${alternatives.join('|')})$`;
+}
+
+/**
+ * Path and query values arrive as strings; the patterns are exactly what the server accepts: a
+ * positive integer is decimal, without sign or leading zero, at most 2^53 − 1.
+ */
 const positiveInteger = (description: string) =>
-  Type.String({ pattern: '^[1-9][0-9]{0,15}$', 'x-kind': 'a positive integer', description });
+  Type.String({ pattern: positiveDecimalUpTo(SAFE_MAX), 'x-kind': 'a positive integer', description });
 
 export const idPath = Type.Object({ id: positiveInteger('A positive integer; anything else answers 400.') });
 

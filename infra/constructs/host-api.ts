@@ -63,6 +63,25 @@ export const ACCESS_LOG_FIELDS = {
 } as const;
 
 /**
+ * Headers of every answer API Gateway gives itself, as close to the functions' as a gateway
+ * response can get (see the README, "Answers the gateway gives itself"):
+ * - X-Request-Id is API Gateway's request id (`context.requestId`, also sent as x-amzn-RequestId
+ *   and logged as the access log's requestId). A mapping cannot check the caller's X-Request-Id
+ *   against the functions' rule, so it is never echoed: echoing would repeat malformed ids and
+ *   send none when the caller sent none.
+ * - Cache-Control: no-store, like the functions' errors.
+ */
+export function gatewayResponseHeaders(error: GatewayError): Record<string, string> {
+  return {
+    'Content-Type': "'application/json; charset=utf-8'",
+    'X-Content-Type-Options': "'nosniff'",
+    'Cache-Control': "'no-store'",
+    'X-Request-Id': 'context.requestId',
+    ...error.headers,
+  };
+}
+
+/**
  * Every value is quoted, numbers included, so the format itself is valid JSON (cdk-nag
  * Serverless-APIGWStructuredLogging parses it) and a "-" for a missing value cannot break a line.
  * This is the shape of AWS's own JSON example; the saved queries filter `status` numerically.
@@ -107,6 +126,10 @@ export class HostApi extends Construct {
       // The account-level CloudWatch role is a singleton; see TillgateStack (apiGatewayCloudWatchRole).
       cloudWatchRole: false,
       failOnWarnings: true,
+      // Every body reaches the function base64-encoded, as the bytes the client sent: the function
+      // counts its size on those bytes and refuses what is not UTF-8 (functions/commons/body-bytes.ts)
+      // instead of receiving text API Gateway has already decoded.
+      binaryMediaTypes: ['*/*'],
       deployOptions: {
         stageName,
         throttlingRateLimit: props.throttleRateLimit,
@@ -156,14 +179,7 @@ export class HostApi extends Construct {
       this.api.addGatewayResponse(constructIdFor(error.type), {
         type: ResponseType.of(error.type),
         ...(error.statusCode ? { statusCode: String(error.statusCode) } : {}),
-        responseHeaders: {
-          'Content-Type': "'application/json; charset=utf-8'",
-          'X-Content-Type-Options': "'nosniff'",
-          // Gateway responses can map request values only (not $context); echo the caller's id.
-          // API Gateway adds its own x-amzn-RequestId to every response.
-          'X-Request-Id': 'method.request.header.X-Request-Id',
-          ...error.headers,
-        },
+        responseHeaders: gatewayResponseHeaders(error),
         templates: { 'application/json': gatewayErrorBody(host.id, error.message, error.messageId) },
       });
     }

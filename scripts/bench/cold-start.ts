@@ -51,7 +51,7 @@ export function lambdaEvent(request: HttpRequest) {
   if (!route) throw new Error(`bench: no route for ${request.method} ${request.path}`);
   return toProxyEvent({
     route,
-    url,
+    target: request.path,
     rawHeaders: Object.entries(request.headers).flat(),
     body: Buffer.from(request.body ?? ''),
     requestId: `bench-${Math.random().toString(36).slice(2)}`,

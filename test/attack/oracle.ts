@@ -4,6 +4,13 @@
  */
 export const MAX_BODY_BYTES = 16 * 1024;
 
+/**
+ * Trims a header value the way HTTP does: only SP and HTAB are optional whitespace (RFC 9110
+ * §5.5, §5.6.3). `String.prototype.trim()` also strips U+00A0 and the other Unicode spaces,
+ * which are part of the value on the wire (obs-text), so the oracle must not use it on headers.
+ */
+export const trimOws = (value: string) => value.replace(/^[ \t]+|[ \t]+$/g, '');
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -106,9 +113,9 @@ function isPlausibleDateTime(text: string): boolean {
 /** `application/json` or `+json`, with no charset or a UTF-8 one. */
 export function isJsonContentType(value: string | undefined): boolean {
   if (value === undefined) return true;
-  const [type = '', ...parameters] = value.split(';').map((p) => p.trim().toLowerCase());
+  const [type = '', ...parameters] = value.split(';').map((p) => trimOws(p).toLowerCase());
   if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return false;
-  const charset = parameters.map((p) => p.replace(/\s*=\s*/, '=')).find((p) => p.startsWith('charset='));
+  const charset = parameters.map((p) => p.replace(/[ \t]*=[ \t]*/, '=')).find((p) => p.startsWith('charset='));
   return charset === undefined || ['charset=utf-8', 'charset=utf8', 'charset="utf-8"'].includes(charset);
 }
 

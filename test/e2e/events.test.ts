@@ -56,6 +56,11 @@ describe('GET /v1.0/events/{id}', () => {
     expect(strong.status).toBe(304);
     expect(strong.text).toBe('');
     expect(strong.headers.get('etag')).toBe(etag);
+    // What a 304 carries (RFC 9110 §15.4.5): validators and caching, no representation metadata.
+    expect(strong.headers.get('cache-control')).toBe('max-age=0, private, must-revalidate');
+    expect(strong.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(strong.headers.get('content-type')).toBeNull();
+    expect(strong.headers.get('content-length')).toBeNull();
     expect(listed.status).toBe(304);
     expect(stale.status).toBe(200);
   });

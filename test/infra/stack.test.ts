@@ -264,6 +264,19 @@ describe('APIs', () => {
     expect(apigatewayRoles).toHaveLength(0);
   });
 
+  it('passes every request body to the functions as bytes (binaryMediaTypes */*)', () => {
+    for (const host of Object.keys(hosts) as HostId[]) {
+      expect(resources[apiId(host)]!.Properties.BinaryMediaTypes, host).toEqual(['*/*']);
+    }
+  });
+
+  const GATEWAY_HEADERS = {
+    'gatewayresponse.header.Content-Type': "'application/json; charset=utf-8'",
+    'gatewayresponse.header.X-Content-Type-Options': "'nosniff'",
+    'gatewayresponse.header.Cache-Control': "'no-store'",
+    'gatewayresponse.header.X-Request-Id': 'context.requestId',
+  };
+
   describe.each([
     ['core', (message: string) => ({ errors: [{ message }] })],
     [
@@ -293,11 +306,18 @@ describe('APIs', () => {
       const response = responses().get(type)!;
       expect(response.StatusCode).toBe(status);
       expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual(shape(message, id));
-      expect(response.ResponseParameters).toMatchObject({
-        'gatewayresponse.header.Content-Type': "'application/json; charset=utf-8'",
-        'gatewayresponse.header.X-Content-Type-Options': "'nosniff'",
-        'gatewayresponse.header.X-Request-Id': 'method.request.header.X-Request-Id',
-      });
+      expect(response.ResponseParameters).toMatchObject(GATEWAY_HEADERS);
+    });
+
+    it('gives every gateway answer the functions\' headers as far as a mapping can: no-store, and API Gateway\'s request id, never an echo of the caller\'s', () => {
+      expect(responses().size).toBe(7);
+      for (const [type, response] of responses()) {
+        const headers = Object.fromEntries(
+          Object.entries(response.ResponseParameters as Record<string, string>).filter(([name]) => name !== 'gatewayresponse.header.Retry-After'),
+        );
+        expect(headers, type).toEqual(GATEWAY_HEADERS);
+        expect(JSON.stringify(response.ResponseParameters), type).not.toContain('method.request');
+      }
     });
 
     it('passes API Gateway message through for the other 4xx, and asks throttled callers to wait', () => {

@@ -6,6 +6,8 @@ import { toProxyEvent } from '../../local/server.ts';
 export interface TestRequest {
   readonly headers?: Record<string, string | string[]>;
   readonly body?: string | object;
+  /** What `context.getRemainingTimeInMillis()` answers at the start (default 10 000, the function timeout). */
+  readonly remainingMs?: number;
 }
 
 /**
@@ -26,14 +28,15 @@ export async function invoke(
   const body = request.body === undefined ? '' : typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
   const event = toProxyEvent({
     route,
-    url: new URL(path, 'http://localhost'),
+    target: path,
     rawHeaders,
     body: Buffer.from(body),
     requestId: randomUUID(),
     sourceIp: '127.0.0.1',
     protocol: 'HTTP/1.1',
   });
-  const context = { awsRequestId: randomUUID(), getRemainingTimeInMillis: () => 10_000 } as Context;
+  const deadline = Date.now() + (request.remainingMs ?? 10_000);
+  const context = { awsRequestId: randomUUID(), getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()) } as Context;
   return (await (handler as (e: unknown, c: Context) => Promise<APIGatewayProxyResult>)(event, context)) as APIGatewayProxyResult & {
     headers: Record<string, string>;
   };

@@ -1,4 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import fc from 'fast-check';
+import { checkParameters } from '../../functions/commons/validation.ts';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes.ts';
 import { openApiDocument } from '../../openapi/document.ts';
@@ -27,6 +30,82 @@ describe('the OpenAPI document', () => {
         );
       }
     }
+  });
+});
+
+describe('the OpenAPI document says what the gateway can answer', () => {
+  const document = openApiDocument();
+
+  it.each(routes.map((route) => [route.operationId, route] as const))(
+    '%s documents 429 (with Retry-After), 502 and 504 from API Gateway, in its host error shape',
+    (_, route) => {
+      const responses = (document.paths as any)[route.path][route.method.toLowerCase()].responses;
+      for (const status of ['429', '502', '504']) {
+        expect(responses[status].content['application/json'].schema.$ref, status).toBe(
+          `#/components/schemas/${route.host === 'core' ? 'CoreError' : 'PosError'}`,
+        );
+        expect(Object.keys(responses[status].headers).sort(), status).toEqual(
+          ['Cache-Control', 'Content-Type', 'X-Content-Type-Options', 'X-Request-Id', ...(status === '429' ? ['Retry-After'] : [])].sort(),
+        );
+        expect(responses[status].headers['Cache-Control'].schema, status).toEqual({ const: 'no-store' });
+      }
+    },
+  );
+
+  it('describes a 304 without Content-Type', () => {
+    const notModified = (document.paths as any)['/v1.0/events/{id}'].get.responses['304'];
+    expect(notModified.headers['Content-Type']).toBeUndefined();
+    expect(notModified.headers.ETag).toBeDefined();
+    expect(notModified.content).toBeUndefined();
+  });
+});
+
+describe('the path id schema accepts exactly what the server accepts', () => {
+  const document = openApiDocument();
+  const ajv = new Ajv2020({ strict: false });
+  const schemas = routes
+    .filter((route) => route.path.includes('{id}'))
+    .map((route) => (document.paths as any)[route.path][route.method.toLowerCase()].parameters.find((p: any) => p.name === 'id').schema);
+
+  /** The server's rule, through the handler's own parameter reader: 400 or a number. */
+  const serverAccepts = (text: string) => {
+    try {
+      checkParameters('idPath', { id: text }, 'path');
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it.each(['1', '42', '9007199254740991', '1000000000000000'])('accepts %s', (id) => {
+    for (const schema of schemas) expect(ajv.validate(schema, id), id).toBe(true);
+    expect(serverAccepts(id)).toBe(true);
+  });
+
+  it.each(['01', '0', '00', '-1', '+1', '1.0', '1e3', '0x10', ' 1', '9007199254740992', '9999999999999999', '12345678901234567', ''])(
+    'refuses %j, as the server does (400)',
+    (id) => {
+      for (const schema of schemas) expect(ajv.validate(schema, id), id).toBe(false);
+      expect(serverAccepts(id)).toBe(false);
+    },
+  );
+
+  it('agrees with the server on generated ids (seed printed)', () => {
+    const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
+    console.log(`openapi id schema: seed ${seed} (replay: FUZZ_SEED=${seed} npx vitest run test/unit/openapi.test.ts)`);
+    const validate = ajv.compile(schemas[0]);
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.bigInt({ min: 0n, max: 2n ** 54n }).map(String),
+          fc.bigInt({ min: 2n ** 52n, max: 2n ** 53n + 10n }).map(String),
+          fc.stringMatching(/^[0-9]{1,18}$/),
+          fc.string({ maxLength: 20 }),
+        ),
+        (id) => validate(id) === serverAccepts(id),
+      ),
+      { seed, numRuns: 2000 },
+    );
   });
 });
 

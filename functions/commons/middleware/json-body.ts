@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { decodeUtf8Body, requestBodyBytes } from '../body-bytes.ts';
 import { badRequest, payloadTooLarge, unsupportedMediaType } from '../errors.ts';
 import { MAX_BODY_BYTES } from '../limits.ts';
 import type { SchemaName } from '../schemas.ts';
@@ -12,8 +13,6 @@ export interface BodyOptions {
   /** POS agents of many versions: `null` means absent and unknown keys are dropped. */
   readonly lenient?: boolean;
 }
-
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Hand-written: the request body, checked in the contract's order: size, content type, UTF-8,
@@ -32,16 +31,11 @@ export function jsonBody(options: BodyOptions): ApiMiddleware {
     before: (request) => {
       const raw = request.event as unknown as APIGatewayProxyEvent;
       // Bytes as received: API Gateway passes every body base64-encoded (binary media type */*).
-      const bytes = raw.isBase64Encoded ? Buffer.from(raw.body ?? '', 'base64') : Buffer.from(raw.body ?? '', 'utf8');
+      const bytes = requestBodyBytes(raw);
       if (bytes.length > MAX_BODY_BYTES) throw payloadTooLarge(MAX_BODY_BYTES);
       const contentType = request.event.headers['content-type'];
       if (contentType !== undefined && !isJsonMediaType(contentType)) throw unsupportedMediaType();
-      let text: string;
-      try {
-        text = utf8.decode(bytes);
-      } catch {
-        throw badRequest('Request body is not valid UTF-8');
-      }
+      const text = decodeUtf8Body(bytes);
       if (text.trim() === '') throw badRequest(`Request body is required: ${describeShape}`);
 
       let parsed: unknown;

@@ -1,0 +1,35 @@
+import { App } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { buildApp } from '../../infra/build.ts';
+import { ALARMS_NOTIFY_NOBODY } from '../../infra/tillgate-stack.ts';
+
+/**
+ * A production stage whose alarms notify nobody is refused loudly at synth time: `cdk synth`
+ * and `cdk deploy` print the warning (and `--strict` fails on it). Only the construct tree is
+ * built (no synth, no bundling): the warning is recorded on the stack when it is constructed.
+ */
+function warningsFor(context: Record<string, string>): string[] {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+  const stack = buildApp(app);
+  return stack.node.metadata.filter((entry) => entry.type === 'aws:cdk:warning').map((entry) => String(entry.data));
+}
+
+const WARNING =
+  'Stage "prod" is a production stage (ephemeral is not set) and its 24 alarms notify nobody: deploy with ' +
+  '-c alarmEmail=… and/or -c alarmTopicArn=… (see the README, "Deploy"). ' +
+  `[ack: ${ALARMS_NOTIFY_NOBODY}]`;
+
+describe('alarms that notify nobody', () => {
+  it('warn at synth time on a production stage without alarmEmail or alarmTopicArn, counting the alarms', () => {
+    expect(warningsFor({})).toEqual([WARNING]);
+    expect(warningsFor({ stage: 'eu' })).toEqual([WARNING.replace('"prod"', '"eu"')]);
+  });
+
+  it.each([
+    ['an alarm e-mail', { alarmEmail: 'oncall@example.com' }],
+    ['an alarm topic', { alarmTopicArn: 'arn:aws:sns:eu-west-1:111111111111:pager' }],
+    ['a throwaway stage', { stage: 'dev', ephemeral: 'true' }],
+  ])('do not warn with %s', (_, context) => {
+    expect(warningsFor(context)).toEqual([]);
+  });
+});
