@@ -130,7 +130,8 @@ describe('a hung database ends in 503 with Retry-After before the invocation dea
 
   it('with the whole function timeout left: the SDK gives up after its 3 attempts, well inside 10 s', async () => {
     const account = await newAccount();
-    const attempts = hang('UpdateItem');
+    // A create is one TransactWriteItems (ids come from a block reserved in memory).
+    const attempts = hang('TransactWriteItems');
 
     const { result: response, ms } = await timed(() =>
       invoke(createCodeGenerator, 'createCodeGenerator', '/v1.0/codegen', {

@@ -67,22 +67,34 @@ describe('tokens', () => {
 });
 
 describe('tenant isolation', () => {
-  it("GET and DELETE of another account's event answer 404 exactly as an absent one, and delete nothing", async () => {
+  it("every route with an id answers another account's record with 404, exactly as an absent one, and changes nothing", async () => {
     const [owner, intruder] = await Promise.all([newAccount(), newAccount()]);
-    await call(api, 'core', 'POST', '/v1.0/codegen', { token: owner.token, body: generator() });
-    const [event] = await eventsOf(owner.accountId);
-    const absent = event!.id + 10_000_000;
+    const created = await call(api, 'core', 'POST', '/v1.0/codegen', { token: owner.token, body: generator() });
+    const generatorId: number = created.json.code_generator.id;
+    const issued = await call(api, 'core', 'POST', `/v1.0/codegen/${generatorId}/codes`, { token: owner.token, body: { count: 1 } });
+    const [code] = issued.json.codes as string[];
+    const before = await Promise.all([eventsOf(owner.accountId), codeGeneratorsOf(owner.accountId)]);
+    const idOf = (path: string) => (path.startsWith('/v1.0/events') ? before[0][0]!.id : generatorId);
+    const bodyOf = (operationId: string) =>
+      operationId === 'updateCodeGenerator' ? { code_generator: { status: 'inactive' } } : operationId === 'issueCodes' ? { count: 1 } : undefined;
 
-    for (const route of routes.filter((r) => r.path.includes('{id}'))) {
-      const theirs = await call(api, route.host, route.method, route.path.replace('{id}', String(event!.id)), { token: intruder.token });
-      const none = await call(api, route.host, route.method, route.path.replace('{id}', String(absent)), { token: intruder.token });
+    const withId = routes.filter((r) => r.path.includes('{id}'));
+    expect(withId.map((r) => r.operationId).sort()).toEqual(
+      ['deleteEvent', 'getCode', 'getCodeGenerator', 'getEvent', 'issueCodes', 'updateCodeGenerator'],
+    );
+    for (const route of withId) {
+      const id = idOf(route.path);
+      const absent = id + 10_000_000;
+      const path = (target: number) => route.path.replace('{id}', String(target)).replace('{code}', code!);
+      const body = bodyOf(route.operationId);
+      const theirs = await call(api, route.host, route.method, path(id), { token: intruder.token, body });
+      const none = await call(api, route.host, route.method, path(absent), { token: intruder.token, body });
       expect(theirs.status, route.operationId).toBe(404);
-      expect(none.status).toBe(404);
-      expect(theirs.json).toEqual({ errors: [{ message: `Event ${event!.id} not found` }] });
-      expect(none.json).toEqual({ errors: [{ message: `Event ${absent} not found` }] });
+      expect(none.status, route.operationId).toBe(404);
+      expect(theirs.text, route.operationId).toBe(none.text.replaceAll(String(absent), String(id)));
       expect([...theirs.headers.keys()].sort()).toEqual([...none.headers.keys()].sort());
     }
-    expect(await eventsOf(owner.accountId)).toEqual([event]);
+    expect(await Promise.all([eventsOf(owner.accountId), codeGeneratorsOf(owner.accountId)])).toEqual(before);
   });
 
   it("another account's writes never touch the first's: same void ids and the same Idempotency-Key make records of their own", async () => {
@@ -117,7 +129,9 @@ describe('request bodies over the limit', () => {
     const account = await newAccount();
     const body = `{${'x'.repeat(16 * 1024)}`;
     expect(Buffer.byteLength(body)).toBe(16 * 1024 + 1);
-    const response = await sendTo(api, route.host, { method: 'POST', path: route.path, headers: ['X-Auth-Token', account.token, 'Content-Type', 'application/json'], body });
+    // Path parameters filled with well-formed values: the size is checked before anything is read.
+    const path = route.path.replace('{id}', '1');
+    const response = await sendTo(api, route.host, { method: 'POST', path, headers: ['X-Auth-Token', account.token, 'Content-Type', 'application/json'], body });
     expect(response.status).toBe(413);
     expectClientError(route.host, response);
     const message = route.host === 'core' ? response.json.errors[0].message : response.json.transaction.errors[0].message;
