@@ -143,7 +143,7 @@ export function matchRoute(host: HostId, method: string, pathname: string) {
     if (route.host !== host || route.method !== method) continue;
     const template = route.path.split('/');
     if (template.length !== segments.length) continue;
-    const pathParameters: Record<string, string> = {};
+    const pathParameters: Record<string, string> = Object.create(null);
     const matches = template.every((part, i) => {
       const actual = segments[i]!;
       if (part.startsWith('{') && part.endsWith('}')) {
@@ -192,16 +192,18 @@ export interface GatewayRequest {
 /** The REST API (payload v1) proxy event API Gateway would build for this request. */
 export function toProxyEvent({ route, url, rawHeaders, body, requestId, sourceIp, protocol }: GatewayRequest): APIGatewayProxyEvent {
   const pathParameters = matchRoute(route.host, route.method, url.pathname)?.pathParameters ?? {};
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  // Maps without a prototype: a header or parameter named `__proto__`, `constructor` or
+  // `toString` is data, as in the JSON event Lambda receives, not a property of Object.prototype.
+  const headers: Record<string, string> = Object.create(null);
+  const multiValueHeaders: Record<string, string[]> = Object.create(null);
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
     const value = rawHeaders[i + 1]!;
     headers[name] = value; // API Gateway keeps the last value of a repeated header
     (multiValueHeaders[name] ??= []).push(value);
   }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
+  const query: Record<string, string> = Object.create(null);
+  const multiQuery: Record<string, string[]> = Object.create(null);
   for (const [name, value] of url.searchParams) {
     query[name] = value;
     (multiQuery[name] ??= []).push(value);
@@ -217,8 +219,10 @@ export function toProxyEvent({ route, url, rawHeaders, body, requestId, sourceIp
     multiValueQueryStringParameters: hasQuery ? multiQuery : null,
     pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
     stageVariables: null,
-    body: body.length > 0 ? body.toString('utf8') : null,
-    isBase64Encoded: false,
+    // The stack declares every media type binary (binaryMediaTypes */*), so API Gateway hands the
+    // function the bytes as received, base64-encoded: a body that is not UTF-8 stays detectable.
+    body: body.length > 0 ? body.toString('base64') : null,
+    isBase64Encoded: body.length > 0,
     requestContext: {
       accountId: '000000000000',
       apiId: `local-${route.host}`,

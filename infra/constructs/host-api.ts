@@ -107,6 +107,9 @@ export class HostApi extends Construct {
       // The account-level CloudWatch role is a singleton; see TillgateStack (apiGatewayCloudWatchRole).
       cloudWatchRole: false,
       failOnWarnings: true,
+      // Bodies reach the functions as received (base64), so json-body can refuse one that is not
+      // UTF-8 with 400; as text, API Gateway would pass a decoded string and hide the bad bytes.
+      binaryMediaTypes: ['*/*'],
       deployOptions: {
         stageName,
         throttlingRateLimit: props.throttleRateLimit,
