@@ -31,7 +31,7 @@ import { expectClientError, expectStandardHeaders, fuzzRuns, fuzzSeed, sendTo, t
  * Replay a failure with FUZZ_SEED=<seed printed below>; scale with FUZZ_RUNS=<runs per property>.
  */
 const seed = fuzzSeed();
-const numRuns = fuzzRuns(100);
+const numRuns = fuzzRuns(80);
 console.log(`fuzz new routes: seed ${seed}, ${numRuns} runs per property (replay: FUZZ_SEED=${seed} npx vitest run test/attack/fuzz-new-routes.test.ts)`);
 fc.configureGlobal({ seed, numRuns, endOnFailure: false });
 
