@@ -529,7 +529,7 @@ function padTo(objectText: string, bytes: number, unit: string, key: string): st
 
 /** Bytes that are not UTF-8, spliced into valid JSON text inside its first string, or anywhere. */
 const notUtf8 = fc.constantFrom([0xff], [0xc3], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x80], [0xe2, 0x82]);
-function spliceBytes(text: string, bytes: number[], where: number): Buffer {
+function spliceBytes(text: string, bytes: readonly number[], where: number): Buffer {
   const buffer = Buffer.from(text, 'utf8');
   const quote = buffer.indexOf(0x22, buffer.indexOf(0x3a)); // the first string value, if any
   const at = quote >= 0 && where % 2 === 0 ? quote + 1 : where % (buffer.length + 1);
@@ -826,7 +826,7 @@ describe('fuzzing the routes beyond the seed through the local server', { timeou
         }
         expect(response.status, where).toBe(201);
         expectStandardHeaders(response);
-        const n = (verdict as { value: { count: number } }).value.count;
+        const n = (verdict as { value: Record<string, unknown> }).value.count as number;
         expect(response.json, where).toMatchObject({ code_generator_id: id });
         expect(response.json.issued_at).toMatch(RFC3339_MILLIS_UTC);
         const fresh = response.json.codes as string[];
