@@ -162,7 +162,7 @@ export function matchRoute(host: HostId, method: string, pathname: string) {
     if (route.host !== host || route.method !== method) continue;
     const template = route.path.split('/');
     if (template.length !== segments.length) continue;
-    const pathParameters: Record<string, string> = {};
+    const pathParameters: Record<string, string> = Object.create(null);
     const matches = template.every((part, i) => {
       const actual = segments[i]!;
       if (part.startsWith('{') && part.endsWith('}')) {
@@ -213,16 +213,18 @@ export interface GatewayRequest {
 export function toProxyEvent({ route, target, rawHeaders, body, requestId, sourceIp, protocol }: GatewayRequest): APIGatewayProxyEvent {
   const { path, query: rawQuery } = splitTarget(target);
   const pathParameters = matchRoute(route.host, route.method, path)?.pathParameters ?? {};
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  // Maps without a prototype: a header or parameter named `__proto__`, `constructor` or
+  // `toString` is data, as in the JSON event Lambda receives, not a property of Object.prototype.
+  const headers: Record<string, string> = Object.create(null);
+  const multiValueHeaders: Record<string, string[]> = Object.create(null);
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
     const value = rawHeaders[i + 1]!;
     headers[name] = value; // API Gateway keeps the last value of a repeated header
     (multiValueHeaders[name] ??= []).push(value);
   }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
+  const query: Record<string, string> = Object.create(null);
+  const multiQuery: Record<string, string[]> = Object.create(null);
   for (const [name, value] of new URLSearchParams(rawQuery)) {
     query[name] = value;
     (multiQuery[name] ??= []).push(value);

@@ -379,7 +379,7 @@ const schemas = {
           type: 'object',
           additionalProperties: false,
           required: ['message'],
-          properties: { message: { type: 'string', minLength: 1 }, field: { type: 'string', minLength: 1 } },
+          properties: { message: { type: 'string', minLength: 1 }, field: { type: 'string' } },
         },
       },
     },

@@ -33,7 +33,7 @@ export class HttpError extends Error {
   }
 }
 
-const single = (message: string, field?: string): Problem[] => [field ? { message, field } : { message }];
+const single = (message: string, field?: string): Problem[] => [field !== undefined ? { message, field } : { message }];
 
 export const badRequest = (message: string, field?: string) =>
   new HttpError(400, 'bad_request', single(message, field));

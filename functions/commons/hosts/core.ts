@@ -2,5 +2,5 @@ import type { Problem } from '../errors.ts';
 
 /** The core host's error body: `{"errors":[{"message":…,"field":…}]}`, one entry per problem. */
 export function coreErrorBody(problems: readonly Problem[]) {
-  return { errors: problems.map(({ message, field }) => (field ? { message, field } : { message })) };
+  return { errors: problems.map(({ message, field }) => (field !== undefined ? { message, field } : { message })) };
 }
