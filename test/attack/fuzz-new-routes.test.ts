@@ -68,7 +68,10 @@ const cursors: RealCursor[] = [];
 const core: HostId = 'core';
 
 /** Every answer: OpenAPI-documented status, headers and body, as `call()` checks. */
-function expectDocumented(method: string, path: string, response: RawResponse) {
+function expectDocumented(method: string, sent: string, response: RawResponse) {
+  // The client sends the path as a URL does (dot segments resolved, no fragment): judge that path.
+  const { pathname, search } = new URL(sent, 'http://localhost');
+  const path = pathname + search;
   const headers = new Headers();
   for (const [name, value] of Object.entries(response.headers)) {
     if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
