@@ -61,7 +61,8 @@ function run(name: SchemaName, data: Record<string, unknown>, where: Where): Pro
   return [...byField.entries()]
     .sort((a, b) => rank(a) - rank(b))
     .map(([key, error]) => {
-      const field = where.kind === 'body' ? `${where.root}.${key}` : key;
+      // A body without a root object (`{"count":5}`) names its fields bare: `count`, not `.count`.
+      const field = where.kind === 'body' && where.root ? `${where.root}.${key}` : key;
       return { message: `${field} ${describe(error, where)}`, field };
     });
 }
