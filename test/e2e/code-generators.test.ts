@@ -427,7 +427,7 @@ describe('PATCH /v1.0/codegen/{id}', () => {
     it('404 for a missing generator, also with If-Match', async () => {
       const created = await create();
       const missing = created.id + 1_000_000;
-      for (const headers of [{}, { 'If-Match': '"x"' }]) {
+      for (const headers of [{}, { 'If-Match': '"x"' }] as Record<string, string>[]) {
         const response = await patch(missing, { code_generator: { status: 'inactive' } }, headers);
         expect(response.status).toBe(404);
         expect(response.json).toEqual({ errors: [{ message: `Code generator ${missing} not found` }] });
