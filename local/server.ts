@@ -27,7 +27,8 @@ export interface LocalApi {
 
 /** API Gateway's own payload limit for REST APIs. */
 const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
-const FUNCTION_TIMEOUT_MS = 10_000;
+/** The stack's function timeout; LOCAL_FUNCTION_TIMEOUT_MS lets load tests on a slow machine allow more. */
+const functionTimeoutMs = () => Number(process.env.LOCAL_FUNCTION_TIMEOUT_MS ?? 10_000);
 
 /** Handlers from the TypeScript sources (run under tsx or vitest). */
 export const sourceHandlers: HandlerLoader = async (route) =>
@@ -118,7 +119,7 @@ async function serve(
     sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
     protocol: `HTTP/${request.httpVersion}`,
   });
-  const deadline = Date.now() + FUNCTION_TIMEOUT_MS;
+  const deadline = Date.now() + functionTimeoutMs();
   const context = {
     awsRequestId: randomUUID(),
     functionName: `tillgate-local-${match.route.operationId}`,

@@ -29,3 +29,16 @@ export async function voidsOf(accountId: number): Promise<VoidedTransaction[]> {
   });
   return items as VoidedTransaction[];
 }
+
+/**
+ * Every item of the account in the codes table: issued codes, pending codes of unfinished
+ * issuances and issuance records alike, to check that a call wrote nothing. A Scan: the table
+ * is keyed by code; use it sparingly.
+ */
+export async function codeItemsOf(accountId: number): Promise<Record<string, any>[]> {
+  return scanAll(documents, {
+    TableName: tableName('codes'),
+    FilterExpression: 'account_id = :a',
+    ExpressionAttributeValues: { ':a': accountId },
+  });
+}
