@@ -6,6 +6,8 @@
  *
  * `node --import tsx scripts/bench/warm-profile.ts > /dev/null` (results on stderr).
  */
+export {};
+
 process.env.POWERTOOLS_LOG_LEVEL ??= 'INFO';
 delete process.env.POWERTOOLS_METRICS_DISABLED;
 process.env.POWERTOOLS_METRICS_NAMESPACE ??= 'Tillgate';
