@@ -86,6 +86,19 @@ function coldInvocation(bundle: string, environment: Record<string, string>, req
   });
 }
 
+export interface ColdArm {
+  readonly name: string;
+  readonly bundle: string;
+  readonly environment: Record<string, string>;
+  /** The arm this one's ratio is taken against (default: the reference). */
+  readonly against?: string;
+}
+
+/**
+ * Per route, interleaved: `tillgate` (as deployed), `reference`, and any further arms (variants
+ * of the build or the environment, for diagnosis). Each arm's median becomes a row beside the
+ * median of the arm it is judged against.
+ */
 export async function measureColdStarts(options: {
   scenarios: readonly Scenario[];
   context: BenchContext;
@@ -94,18 +107,22 @@ export async function measureColdStarts(options: {
   environments: Record<string, Record<string, string>>;
   runs: number;
   log: (line: string) => void;
+  /** Further arms per route (the NODE_OPTIONS and build variants of BENCH_COLD_VARIANTS=1). */
+  extraArms?: (operationId: string, deployed: Record<string, string>, bare: Record<string, string>) => ColdArm[];
 }): Promise<Row[]> {
   const rows: Row[] = [];
   for (const scenario of options.scenarios) {
     const id = scenario.operationId;
     const deployed = options.environments[id]!;
-    const { NODE_OPTIONS: _, ...bare } = deployed;
+    const { NODE_OPTIONS: nodeOptions, ...bare } = deployed;
     const arms = [
-      { name: 'tillgate', bundle: options.bundles[id]!, environment: deployed, times: [] as number[] },
-      { name: 'reference', bundle: options.references[id]!, environment: bare, times: [] as number[] },
-      { name: 'tillgate without NODE_OPTIONS', bundle: options.bundles[id]!, environment: bare, times: [] as number[] },
-    ];
-    const requests = await scenario.prepare(options.context, options.runs * arms.length + 1);
+      { name: 'tillgate', bundle: options.bundles[id]!, environment: deployed },
+      { name: 'reference', bundle: options.references[id]!, environment: bare },
+      // Only while the deployed function sets NODE_OPTIONS: what they cost.
+      ...(nodeOptions ? [{ name: 'tillgate without NODE_OPTIONS', bundle: options.bundles[id]!, environment: bare }] : []),
+      ...(options.extraArms?.(id, deployed, bare) ?? []),
+    ].map((arm) => ({ ...arm, times: [] as number[] }));
+    const requests = await (scenario.prepareCold ?? scenario.prepare)(options.context, options.runs * arms.length + 1);
     // One unmeasured run first: the file cache holds every bundle before the first timed spawn.
     for (const arm of arms) if (!existsSync(arm.bundle)) throw new Error(`bench: missing bundle ${arm.bundle}`);
     await coldInvocation(arms[0]!.bundle, arms[0]!.environment, requests.pop()!, scenario.expectStatus);
@@ -115,10 +132,13 @@ export async function measureColdStarts(options: {
         arm.times.push(await coldInvocation(arm.bundle, arm.environment, requests.pop()!, scenario.expectStatus));
       }
     }
-    const [tillgate, reference, withoutOptions] = arms.map((arm) => median(arm.times)) as [number, number, number];
-    options.log(`  ${label(scenario)}: tillgate ${tillgate.toFixed(1)} ms, reference ${reference.toFixed(1)} ms, tillgate without NODE_OPTIONS ${withoutOptions.toFixed(1)} ms (medians of ${options.runs})`);
-    rows.push(row(`cold start: ${id}`, 'ms', tillgate, reference, '≤ 1.05 ×'));
-    rows.push(row(`cold start: ${id}, tillgate without NODE_OPTIONS`, 'ms', withoutOptions, reference, 'diagnosis'));
+    const medians = new Map(arms.map((arm) => [arm.name, median(arm.times)]));
+    options.log(`  ${label(scenario)}: ${arms.map((arm) => `${arm.name} ${medians.get(arm.name)!.toFixed(1)} ms`).join(', ')} (medians of ${options.runs})`);
+    rows.push(row(`cold start: ${id}`, 'ms', medians.get('tillgate')!, medians.get('reference')!, '≤ 1.05 ×'));
+    for (const arm of arms.slice(2)) {
+      const against = (arm as ColdArm).against ?? 'reference';
+      rows.push(row(`cold start: ${id}, ${arm.name}${against === 'reference' ? '' : ` (baseline: ${against})`}`, 'ms', medians.get(arm.name)!, medians.get(against)!, 'diagnosis'));
+    }
     rows.push(row(`bundle size: ${id}`, 'KiB', statSync(options.bundles[id]!).size / 1024, statSync(options.references[id]!).size / 1024, 'diagnosis'));
   }
   return rows;

@@ -86,6 +86,8 @@ export async function measureHttp(options: {
   context: BenchContext;
   environment: Record<string, string>;
   requestsPerRun: number;
+  /** Requests per run for one scenario (fewer for heavy ones); default `requestsPerRun`. */
+  requestsFor?: (scenario: Scenario) => number;
   rounds: number;
   connections: number;
   log: (line: string) => void;
@@ -101,13 +103,14 @@ export async function measureHttp(options: {
         { name: 'tillgate', server: tillgate, url: tillgate.ready.urls[host] as string, results: [] as Awaited<ReturnType<typeof run>>[] },
         { name: 'baseline', server: baseline, url: baseline.ready.url as string, results: [] as Awaited<ReturnType<typeof run>>[] },
       ];
-      const warmup = Math.min(100, options.requestsPerRun);
-      const pool = await scenario.prepare(options.context, (warmup + options.requestsPerRun * options.rounds) * arms.length);
+      const perRun = options.requestsFor?.(scenario) ?? options.requestsPerRun;
+      const warmup = Math.min(100, perRun);
+      const pool = await scenario.prepare(options.context, (warmup + perRun * options.rounds) * arms.length);
       for (const arm of arms) await run(arm.server, arm.url, pool.splice(0, warmup), options.connections);
       for (let round = 0; round < options.rounds; round++) {
         for (let k = 0; k < arms.length; k++) {
           const arm = arms[(round + k) % arms.length]!;
-          arm.results.push(await run(arm.server, arm.url, pool.splice(0, options.requestsPerRun), options.connections));
+          arm.results.push(await run(arm.server, arm.url, pool.splice(0, perRun), options.connections));
         }
       }
       const [t, b] = arms.map((arm) => ({

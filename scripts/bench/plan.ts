@@ -131,7 +131,11 @@ export function buildPlan(operationId: string, variant: string, a: Recording, b:
 
 function errorOf(response: Record<string, unknown>) {
   const type = String(response.__type ?? 'UnknownError');
-  return { name: type.split('#').pop()!, message: String(response.Message ?? response.message ?? '') };
+  const name = type.split('#').pop()!;
+  const message = String(response.Message ?? response.message ?? '');
+  // A cancelled transaction's reasons (with the existing item, ReturnValuesOnConditionCheckFailure)
+  // stay in wire form: the SDK does not convert an exception's contents, even in the document client.
+  return response.CancellationReasons ? { name, message, cancellationReasons: response.CancellationReasons as unknown[] } : { name, message };
 }
 
 /** Where a value of the first recording came from, checked against the second. */

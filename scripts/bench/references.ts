@@ -11,6 +11,11 @@ import type { Plan } from './replay.ts';
  * (BUNDLING of infra/constructs/function-with-log-group.ts, translated as NodejsFunction does).
  */
 export function esbuildOptions(): BuildOptions {
+  const bundling: typeof BUNDLING & { keepNames?: boolean; esbuildArgs?: Record<string, string | boolean> } = BUNDLING;
+  // NodejsFunction passes esbuildArgs on the command line: `--minify-whitespace` is minifyWhitespace.
+  const args = Object.fromEntries(
+    Object.entries(bundling.esbuildArgs ?? {}).map(([flag, value]) => [flag.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()), value]),
+  );
   return {
     bundle: true,
     format: BUNDLING.format as 'esm',
@@ -23,12 +28,30 @@ export function esbuildOptions(): BuildOptions {
     banner: { js: BUNDLING.banner },
     external: BUNDLING.externalModules,
     logLevel: 'warning',
+    ...(bundling.keepNames ? { keepNames: true } : {}),
+    ...args,
   };
+}
+
+/** The minified build with runtime source maps, as deployed until the cold-start decision (README). */
+export const MINIFIED_BUILD: BuildOptions = { minify: true, minifyWhitespace: undefined, minifySyntax: undefined, minifyIdentifiers: undefined, keepNames: false };
+
+/** Whitespace and syntax minified, identifiers and function names kept: readable stack traces. */
+export const READABLE_BUILD: BuildOptions = { minify: false, minifyWhitespace: true, minifySyntax: true, minifyIdentifiers: false, keepNames: true };
+
+/** One handler (or reference entry) built with the functions' options and `overrides`, for the variants. */
+export async function buildVariant(entry: string, outfile: string, overrides: BuildOptions): Promise<string> {
+  const options = { ...esbuildOptions(), ...overrides };
+  for (const key of Object.keys(options) as (keyof BuildOptions)[]) if (options[key] === undefined) delete options[key];
+  await build({ ...options, entryPoints: [resolve(ROOT, entry)], outfile, absWorkingDir: ROOT, metafile: true }).then((result) =>
+    writeFileSync(`${outfile}.meta.json`, JSON.stringify(result.metafile)),
+  );
+  return outfile;
 }
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-export async function buildReference(plan: Plan, outDir: string): Promise<string> {
+export async function buildReference(plan: Plan, outDir: string, overrides?: BuildOptions): Promise<string> {
   const dir = resolve(outDir, plan.operationId);
   mkdirSync(dir, { recursive: true });
   const commands = [...new Set(plan.steps.map((step) => step.command))].sort();
@@ -47,6 +70,7 @@ export async function buildReference(plan: Plan, outDir: string): Promise<string
     ].join('\n'),
   );
   const outfile = join(dir, 'index.mjs');
+  if (overrides) return buildVariant(join(dir, 'entry.ts'), outfile, overrides);
   await build({ ...esbuildOptions(), entryPoints: [join(dir, 'entry.ts')], outfile, absWorkingDir: ROOT });
   return outfile;
 }

@@ -46,7 +46,7 @@ export interface Step {
   /** What DynamoDB answered in the first recording (document shape), for stubbed clients. */
   readonly output?: unknown;
   /** The error DynamoDB answered instead, if it did. */
-  readonly error?: { readonly name: string; readonly message: string };
+  readonly error?: { readonly name: string; readonly message: string; readonly cancellationReasons?: readonly unknown[] };
 }
 
 export interface Plan {

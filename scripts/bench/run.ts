@@ -7,9 +7,11 @@ import { functionEnvironment, measureColdStarts } from './cold-start.ts';
 import { measureRequests, type SendRaw } from './dynamodb-requests.ts';
 import { measureHttp } from './http.ts';
 import { startCountingProxy } from './proxy.ts';
-import { buildReference, sameBuildAsCdk } from './references.ts';
+import { buildReference, buildVariant, MINIFIED_BUILD, READABLE_BUILD, sameBuildAsCdk } from './references.ts';
+import type { ColdArm } from './cold-start.ts';
 import { formatTable, machine, writeReport, type Row } from './report.ts';
-import { checkCoverage, mainScenarios, scenarios, type BenchContext, type HttpRequest } from './scenarios.ts';
+import { checkCoverage, mainScenarios as allMainScenarios, scenarios as allScenarios, type BenchContext, type HttpRequest } from './scenarios.ts';
+import { callsFor } from './dynamodb-requests.ts';
 import { measureWarm } from './warm-overhead.ts';
 
 /**
@@ -31,11 +33,18 @@ const quick = process.env.BENCH_QUICK === '1';
 const settings = quick
   ? { calls: 20, coldRuns: 5, warmIterations: 1000, httpRequests: 150, httpRounds: 1, connections: 8 }
   : { calls: 50, coldRuns: 20, warmIterations: 5000, httpRequests: 300, httpRounds: 2, connections: 8 };
+const coldRuns = Number(process.env.BENCH_COLD_RUNS ?? settings.coldRuns);
+/** BENCH_COLD_VARIANTS=1: the cold-start arms of the NODE_OPTIONS / build decision (README), besides the usual ones. */
+const coldVariants = process.env.BENCH_COLD_VARIANTS === '1';
+/** BENCH_ONLY=listEvents,getCode: only these operations' scenarios (for iterating; the table is partial). */
+const only = process.env.BENCH_ONLY?.split(',');
 const started = performance.now();
 const log = (line: string) => console.log(line);
 const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
 
 checkCoverage();
+const scenarios = allScenarios.filter((scenario) => !only || only.includes(scenario.operationId));
+const mainScenarios = () => allMainScenarios().filter((scenario) => !only || only.includes(scenario.operationId));
 
 if (process.env.BENCH_SKIP_SYNTH !== '1') {
   log('bench: cdk synth (the functions\' bundles and template) …');
@@ -62,6 +71,8 @@ Object.assign(process.env, tableEnvironment(names), {
   POWERTOOLS_LOG_LEVEL: 'SILENT',
 });
 const { issueToken, accountForToken } = await import('../../functions/commons/auth.ts');
+// The same module instance the in-process handlers draw their ids from.
+const ids = await import('../../functions/commons/data/ids.ts');
 const { sourceHandlers, startLocalApi } = await import('../../local/server.ts');
 const api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourceHandlers, log: () => undefined });
 
@@ -102,6 +113,10 @@ try {
     send,
     calls: settings.calls,
     withFreshToken: async (request: HttpRequest) => ({ ...request, headers: { ...request.headers, 'X-Auth-Token': (await issueToken(accountId, 'bench cold')).token } }),
+    countersTable: names.counters,
+    blockSize: Number(process.env.ID_BLOCK_SIZE ?? 100),
+    nextId: ids.nextId,
+    discardIdBlock: ids.discardIdBlock,
   });
   for (const line of counted.details) log(`  ${line}`);
 
@@ -129,8 +144,44 @@ try {
   const environments = Object.fromEntries(routes.map((route) => [route.operationId, { ...lambdaBase, AWS_LAMBDA_FUNCTION_NAME: route.operationId, ...functionEnvironment(cdkOut, route.operationId, names) }]));
   const { NODE_OPTIONS: _, ...serverEnvironment } = Object.assign({}, ...Object.values(environments)) as Record<string, string>;
 
-  log(`bench: cold starts, ${settings.coldRuns} interleaved runs per arm and route (${elapsed()}) …`);
-  const coldRows = await measureColdStarts({ scenarios: mainScenarios(), context, bundles, references, environments, runs: settings.coldRuns, log });
+  let extraArms: ((id: string, deployed: Record<string, string>, bare: Record<string, string>) => ColdArm[]) | undefined;
+  if (coldVariants) {
+    log(`bench: building the cold-start variants (${elapsed()}) …`);
+    const variants: Record<string, { minified: string; readable: string; readableReference: string }> = {};
+    for (const scenario of mainScenarios()) {
+      const route = routes.find((r) => r.operationId === scenario.operationId)!;
+      const dir = resolve(WORK, 'variants', route.operationId);
+      variants[route.operationId] = {
+        minified: await buildVariant(route.entry, resolve(dir, 'minified/index.mjs'), MINIFIED_BUILD),
+        readable: await buildVariant(route.entry, resolve(dir, 'readable/index.mjs'), READABLE_BUILD),
+        readableReference: await buildReference(counted.coldPlans.get(route.operationId)!, resolve(WORK, 'variants-references'), READABLE_BUILD),
+      };
+    }
+    extraArms = (id, _deployed, bare) => [
+      // (a) and (b) are the deployed arms while the function sets NODE_OPTIONS; once it does not,
+      // the minified build with and without the flag are measured here.
+      ...(_deployed.NODE_OPTIONS
+        ? []
+        : [
+            { name: '(a) minified, NODE_OPTIONS=--enable-source-maps', bundle: variants[id]!.minified, environment: { ...bare, NODE_OPTIONS: '--enable-source-maps' } },
+            { name: '(b) minified, no NODE_OPTIONS', bundle: variants[id]!.minified, environment: bare },
+          ]),
+      { name: '(c) whitespace+syntax, keepNames, no NODE_OPTIONS', bundle: variants[id]!.readable, environment: bare },
+      { name: 'reference built like (c)', bundle: variants[id]!.readableReference, environment: bare },
+    ];
+  }
+  log(`bench: cold starts, ${coldRuns} interleaved runs per arm and route (${elapsed()}) …`);
+  const coldRows = await measureColdStarts({ scenarios: mainScenarios(), context, bundles, references, environments, runs: coldRuns, log, extraArms });
+
+  if (coldVariants) {
+    // The decision run stops here: its table is the cold-start rows.
+    const date = new Date();
+    writeReport(resolve(ROOT, 'reports/bench-cold-variants.json'), [...counted.rows, ...coldRows], date);
+    log(`tillgate bench (cold-start variants), ${date.toISOString()}, ${machine()}`);
+    log(formatTable(coldRows));
+    log(`bench: done in ${elapsed()}`);
+    throw Object.assign(new Error('done'), { done: true });
+  }
 
   log(`bench: warm overhead, ${settings.warmIterations} invocations per arm and scenario (${elapsed()}) …`);
   const warmRequests = new Map(await Promise.all(scenarios.map(async (scenario) => [scenario, (await scenario.prepare(context, 1))[0]!] as const)));
@@ -140,8 +191,10 @@ try {
     requests: warmRequests,
     entries: Object.fromEntries(routes.map((route) => [route.operationId, route.entry])),
     environment: { ...serverEnvironment, TOKEN_CACHE_SECONDS: '3600', POWERTOOLS_METRICS_DISABLED: 'true' },
+    countersTable: names.counters,
     token,
     iterations: settings.warmIterations,
+    iterationsFor: (scenario) => callsFor(scenario, settings.warmIterations, 200),
     workDir: WORK,
     log,
   });
@@ -153,6 +206,7 @@ try {
     context,
     environment: { ...serverEnvironment, POWERTOOLS_METRICS_DISABLED: 'true' },
     requestsPerRun: settings.httpRequests,
+    requestsFor: (scenario) => callsFor(scenario, settings.httpRequests, 20),
     rounds: settings.httpRounds,
     connections: settings.connections,
     log,
@@ -167,8 +221,10 @@ try {
   log('');
   log(`bench: done in ${elapsed()}; rows written to reports/bench.json`);
 } catch (error) {
-  console.error(error);
-  exitCode = 1;
+  if (!(error as { done?: boolean }).done) {
+    console.error(error);
+    exitCode = 1;
+  }
 } finally {
   await api.close();
   await proxy.close();

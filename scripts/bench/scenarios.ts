@@ -1,4 +1,9 @@
 import { routes } from '../../functions/routes.ts';
+import type { WireCall } from './proxy.ts';
+import { pageReadUnits } from './capacity.ts';
+
+/** The lists' default page (functions/commons/pagination.ts). */
+const DEFAULT_PAGE = 100;
 
 /**
  * What `npm run bench` sends to each operation, keyed by the route table's operationId: how to
@@ -33,7 +38,32 @@ export interface Scenario {
   readonly expectStatus: number;
   /** The issue's target for DynamoDB requests per call (token cached), shown beside the figure. */
   readonly requestTarget: string;
+  /** The target for TransactWriteItems per call, when the scenario is judged by it (issuance). */
+  readonly transactionTarget?: string;
+  /**
+   * The design's minimum capacity per call (what the data model cannot go below), shown beside
+   * the measured capacity: a number declared from item sizes, or computed from the calls seen.
+   */
+  readonly floor: Floor;
+  /**
+   * How much heavier one call is than a typical one (default 1): the bench sends this many times
+   * fewer of them in every section, so a 1,000-code issuance does not dominate the run time.
+   */
+  readonly weight?: number;
   prepare(context: BenchContext, count: number): Promise<HttpRequest[]>;
+  /**
+   * Requests for the cold-start recordings, when they must differ from `prepare`'s: state a
+   * fresh execution environment would not have cached (issueCodes reads a generator's settings
+   * once per environment, so its cold requests each name a generator this server never saw).
+   */
+  prepareCold?(context: BenchContext, count: number): Promise<HttpRequest[]>;
+}
+
+export interface Floor {
+  /** Capacity units per call, or how to compute them from one call's wire traffic. */
+  readonly units: number | ((calls: readonly WireCall[]) => number);
+  /** How the figure is made, for the table: `2 items ≤1 KB, transactional = 4 WCU`. */
+  readonly how: string;
 }
 
 const json = (value: unknown) => JSON.stringify(value);
@@ -60,8 +90,11 @@ const voidRequest = (context: BenchContext, posTransactionId: string): HttpReque
   }),
 });
 
+/** The store of every generator the bench makes: listCodeGenerators' `store_id` variant reads them. */
+export const BENCH_STORE = 4242;
+
 const generatorBody = json({
-  code_generator: { generation_type: 'tillgate', code_length: 8, prefix: 'WIN-', store_id: 4242, description: 'bench' },
+  code_generator: { generation_type: 'tillgate', code_length: 8, prefix: 'WIN-', store_id: BENCH_STORE, description: 'bench' },
 });
 
 const createRequest = (context: BenchContext, key?: string): HttpRequest => ({
@@ -87,6 +120,60 @@ async function newEvents(context: BenchContext, count: number): Promise<number[]
   return ids;
 }
 
+/** `count` new code generators, made through tillgate; their ids. */
+async function newGenerators(context: BenchContext, count: number): Promise<number[]> {
+  const ids: number[] = [];
+  let started = 0;
+  const workers = Array.from({ length: Math.min(8, count) }, async () => {
+    while (started < count) {
+      started++;
+      const answer = await context.send(createRequest(context));
+      const id = answer.body?.code_generator?.id;
+      if (answer.status !== 201 || typeof id !== 'number') throw new Error(`bench: could not make a code generator: ${answer.status} ${json(answer.body)}`);
+      ids.push(id);
+    }
+  });
+  await Promise.all(workers);
+  return ids;
+}
+
+const issueRequest = (context: BenchContext, generatorId: number, count: number): HttpRequest => ({
+  method: 'POST',
+  path: `/v1.0/codegen/${generatorId}/codes`,
+  headers: headers(context),
+  body: json({ count }),
+});
+
+/** Generators made once per run and shared by the scenarios that only read them or issue from them. */
+const shared = new Map<string, Promise<number[]>>();
+const sharedGenerators = (context: BenchContext, name: string, count: number) => {
+  if (!shared.has(name)) shared.set(name, newGenerators(context, count));
+  return shared.get(name)!;
+};
+
+/** Capacity of a transactional write of `items` items of ≤1 KB: 2 WCU each. */
+const transactional = (items: number) => 2 * items;
+
+const issueScenario = (count: number, transactions: number): Scenario => ({
+  operationId: 'issueCodes',
+  variant: `count ${count}`,
+  expectStatus: 201,
+  requestTarget: `${transactions}`,
+  transactionTarget: `≈ n/100: ${transactions}`,
+  // n codes, the event, the status check and (more than one transaction) the issuance record,
+  // each ≤1 KB in a transaction.
+  floor: { units: transactional(count + 2 + (transactions > 1 ? 1 : 0)), how: `${count + 2 + (transactions > 1 ? 1 : 0)} transactional items ≤1 KB × 2 WCU` },
+  weight: count <= 100 ? 4 : 25,
+  prepare: async (context, n) => {
+    const [generator] = await sharedGenerators(context, `issue-${count}`, 1);
+    // One issuance first: the server reads a generator's settings once per environment.
+    const warm = await context.send(issueRequest(context, generator!, 1));
+    if (warm.status !== 201) throw new Error(`bench: could not issue a code: ${warm.status} ${json(warm.body)}`);
+    return times(n, () => issueRequest(context, generator!, count));
+  },
+  prepareCold: async (context, n) => (await newGenerators(context, n)).map((generator) => issueRequest(context, generator, count)),
+});
+
 const times = <T>(count: number, make: (i: number) => T): T[] => Array.from({ length: count }, (_, i) => make(i));
 
 export const scenarios: readonly Scenario[] = [
@@ -95,6 +182,7 @@ export const scenarios: readonly Scenario[] = [
     variant: 'new',
     expectStatus: 200,
     requestTarget: '≤ 1.1',
+    floor: { units: transactional(2), how: 'void + event: 2 items ≤1 KB, transactional = 4 WCU' },
     prepare: async (context, count) => times(count, () => voidRequest(context, `T-${context.unique()}`)),
   },
   {
@@ -102,6 +190,7 @@ export const scenarios: readonly Scenario[] = [
     variant: 'repeat',
     expectStatus: 200,
     requestTarget: '≤ 2',
+    floor: { units: 1, how: 'read the first void back: 1 consistent read ≤4 KB = 1 RCU' },
     prepare: async (context, count) => {
       const request = voidRequest(context, `T-${context.unique()}`);
       const first = await context.send(request);
@@ -114,6 +203,7 @@ export const scenarios: readonly Scenario[] = [
     variant: 'no key',
     expectStatus: 201,
     requestTarget: '≤ 1.1',
+    floor: { units: transactional(3), how: 'generator, its by_store copy, event: 3 items ≤1 KB, transactional = 6 WCU' },
     prepare: async (context, count) => times(count, () => createRequest(context)),
   },
   {
@@ -121,6 +211,7 @@ export const scenarios: readonly Scenario[] = [
     variant: 'new key',
     expectStatus: 201,
     requestTarget: '≤ 1.1',
+    floor: { units: transactional(4), how: '+ stored response: 4 items ≤1 KB, transactional = 8 WCU' },
     prepare: async (context, count) => times(count, () => createRequest(context, `key-${context.unique()}`)),
   },
   {
@@ -128,6 +219,7 @@ export const scenarios: readonly Scenario[] = [
     variant: 'repeated key',
     expectStatus: 201,
     requestTarget: '–',
+    floor: { units: 1, how: 'read the stored response: 1 consistent read ≤4 KB = 1 RCU' },
     prepare: async (context, count) => {
       const request = createRequest(context, `key-${context.unique()}`);
       const first = await context.send(request);
@@ -136,10 +228,91 @@ export const scenarios: readonly Scenario[] = [
     },
   },
   {
+    operationId: 'listCodeGenerators',
+    variant: 'a page',
+    expectStatus: 200,
+    requestTarget: '1',
+    floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, true), how: 'the page\'s items, consistent: ceil(bytes / 4 KB) RCU' },
+    prepare: async (context, count) => {
+      // At least a full page of the account's generators (the other scenarios make more).
+      await sharedGenerators(context, 'list', DEFAULT_PAGE + 1);
+      return times(count, () => ({ method: 'GET', path: '/v1.0/codegen', headers: { 'X-Auth-Token': context.token } }));
+    },
+  },
+  {
+    operationId: 'listCodeGenerators',
+    variant: 'store_id',
+    expectStatus: 200,
+    requestTarget: '1',
+    floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, false), how: 'the page\'s projected items from the index, eventually consistent: ceil(bytes / 4 KB) / 2 RCU' },
+    prepare: async (context, count) => {
+      await sharedGenerators(context, 'list', DEFAULT_PAGE + 1);
+      return times(count, () => ({ method: 'GET', path: `/v1.0/codegen?store_id=${BENCH_STORE}`, headers: { 'X-Auth-Token': context.token } }));
+    },
+  },
+  {
+    operationId: 'getCodeGenerator',
+    variant: 'existing',
+    expectStatus: 200,
+    requestTarget: '1',
+    floor: { units: 1, how: '1 consistent read ≤4 KB = 1 RCU' },
+    prepare: async (context, count) => {
+      const ids = await sharedGenerators(context, 'read', 20);
+      return times(count, (i) => ({ method: 'GET', path: `/v1.0/codegen/${ids[i % ids.length]}`, headers: { 'X-Auth-Token': context.token } }));
+    },
+  },
+  {
+    operationId: 'updateCodeGenerator',
+    variant: 'new description',
+    expectStatus: 200,
+    requestTarget: '2',
+    floor: { units: 1 + transactional(3), how: 'read 1 RCU + generator, its by_store copy, event, transactional: 6 WCU' },
+    prepare: async (context, count) => {
+      // Each request changes the description to one never used (a real change every call); the
+      // requests go round 32 generators so concurrent HTTP requests rarely meet on one.
+      const ids = await sharedGenerators(context, 'update', 32);
+      return times(count, (i) => ({
+        method: 'PATCH',
+        path: `/v1.0/codegen/${ids[i % ids.length]}`,
+        headers: headers(context),
+        body: json({ code_generator: { description: `bench ${context.unique()}` } }),
+      }));
+    },
+  },
+  issueScenario(100, 2),
+  issueScenario(1000, 11),
+  {
+    operationId: 'getCode',
+    variant: 'issued',
+    expectStatus: 200,
+    requestTarget: '1',
+    floor: { units: 1, how: '1 consistent read ≤4 KB = 1 RCU' },
+    prepare: async (context, count) => {
+      // Codes of a one-transaction issuance (a code of a larger one also reads its issuance record).
+      const [generator] = await sharedGenerators(context, 'codes', 1);
+      const answer = await context.send(issueRequest(context, generator!, 50));
+      const codes: string[] = answer.body?.codes ?? [];
+      if (answer.status !== 201 || codes.length !== 50) throw new Error(`bench: could not issue codes: ${answer.status} ${json(answer.body)}`);
+      return times(count, (i) => ({ method: 'GET', path: `/v1.0/codegen/${generator}/codes/${codes[i % codes.length]}`, headers: { 'X-Auth-Token': context.token } }));
+    },
+  },
+  {
+    operationId: 'listEvents',
+    variant: 'a page of 100',
+    expectStatus: 200,
+    requestTarget: '1',
+    floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, true), how: 'the page\'s items, consistent: ceil(bytes / 4 KB) RCU' },
+    prepare: async (context, count) => {
+      await newEvents(context, DEFAULT_PAGE + 1);
+      return times(count, () => ({ method: 'GET', path: '/v1.0/events?limit=100', headers: { 'X-Auth-Token': context.token } }));
+    },
+  },
+  {
     operationId: 'getEvent',
     variant: 'existing',
     expectStatus: 200,
     requestTarget: '1',
+    floor: { units: 1, how: '1 consistent read ≤4 KB = 1 RCU' },
     prepare: async (context, count) => {
       // A handful of events, read in turn: a read changes nothing, so requests may repeat.
       const ids = await newEvents(context, Math.min(count, 20));
@@ -151,6 +324,7 @@ export const scenarios: readonly Scenario[] = [
     variant: 'existing',
     expectStatus: 200,
     requestTarget: '1',
+    floor: { units: 1, how: '1 item ≤1 KB = 1 WCU' },
     prepare: async (context, count) =>
       (await newEvents(context, count)).map((id) => ({ method: 'DELETE', path: `/v1.0/events/${id}`, headers: { 'X-Auth-Token': context.token } })),
   },

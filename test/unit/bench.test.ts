@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes';
 import { buildPlan, toDocument, type Recording } from '../../scripts/bench/plan.ts';
+import { itemSize, pageReadUnits } from '../../scripts/bench/capacity.ts';
+import { unitsOf, warmPair } from '../../scripts/bench/dynamodb-requests.ts';
 import { replayer, httpInput } from '../../scripts/bench/replay.ts';
 import { formatNumber, formatTable, median, percentile, reportJson, row } from '../../scripts/bench/report.ts';
 import { checkCoverage, label, routesWithoutScenario, scenarios, scenariosWithoutRoute } from '../../scripts/bench/scenarios.ts';
@@ -14,9 +16,14 @@ describe('bench scenarios', () => {
   });
 
   it('name the route that has none, and the scenario whose route is gone', () => {
-    const ids = [...routes.map((r) => r.operationId), 'listEvents'];
-    expect(routesWithoutScenario(ids)).toEqual(['listEvents']);
-    expect(scenariosWithoutRoute(['getEvent'], scenarios).sort()).toEqual(['createCodeGenerator', 'deleteEvent', 'voidTransaction']);
+    const ids = [...routes.map((r) => r.operationId), 'archiveEvents'];
+    expect(routesWithoutScenario(ids)).toEqual(['archiveEvents']);
+    expect(scenariosWithoutRoute(['getEvent'], scenarios).sort()).toEqual(routes.map((r) => r.operationId).filter((id) => id !== 'getEvent').sort());
+  });
+
+  it('declare a capacity floor each, and a transaction target for the issuances of 100 and 1000 codes', () => {
+    for (const scenario of scenarios) expect(scenario.floor.how, label(scenario)).not.toBe('');
+    expect(scenarios.filter((s) => s.transactionTarget).map(label)).toEqual(['issueCodes (count 100)', 'issueCodes (count 1000)']);
   });
 
   it('have distinct labels', () => {
@@ -135,5 +142,35 @@ describe('bench replay plans', () => {
     const a = recording('P-1', 100, 0);
     const b = { ...recording('P-2', 101, 0), calls: recording('P-2', 101, 0).calls.slice(0, 1) };
     expect(() => buildPlan('voidTransaction', 'new', a, b)).toThrow(/made different calls/);
+  });
+});
+
+describe('bench id blocks and capacity', () => {
+  const call = (target: string, table: string, capacityUnits = 1) => ({ target, status: 200, capacityUnits, request: { TableName: table }, response: {} });
+  const rec = (...calls: ReturnType<typeof call>[]): Recording => ({ input: httpInput('/x', {}, {}, null), at: 0, answer: { statusCode: 200, headers: {}, body: '' }, calls });
+
+  it('builds warm plans from two calls that reserved no id block', () => {
+    const withBlock = rec(call('UpdateItem', 'counters'), call('TransactWriteItems', 'v'));
+    const warm = rec(call('TransactWriteItems', 'v'));
+    const [a, b] = warmPair([warm, withBlock, warm, warm], 'counters');
+    expect([a, b]).toEqual([warm, warm]);
+    expect(() => warmPair([warm, withBlock, warm], 'counters')).toThrow(/id block/);
+    // An UpdateItem on another table is work, not a reservation.
+    const update = rec(call('UpdateItem', 'generators'));
+    expect(warmPair([update, update], 'counters')).toEqual([update, update]);
+  });
+
+  it('counts a transaction at 2 WCU per item per started KB when DynamoDB Local reports less', () => {
+    const items = Array.from({ length: 100 }, (_, i) => ({ Put: { TableName: 'codes', Item: { code_key: { S: `4242#7#WIN-${i}` } } } }));
+    expect(unitsOf({ target: 'TransactWriteItems', status: 200, capacityUnits: 2, request: { TransactItems: items }, response: {} })).toBe(200);
+    expect(unitsOf({ target: 'GetItem', status: 200, capacityUnits: 0.5, request: {}, response: {} })).toBe(0.5);
+  });
+
+  it('sizes items by DynamoDB\'s rules and floors a page at ceil(bytes / 4 KB)', () => {
+    expect(itemSize({ ab: { S: 'xyz' }, n: { N: '12345' }, ok: { BOOL: true } })).toBe(2 + 3 + 1 + 4 + 2 + 1);
+    const item = { payload: { S: 'x'.repeat(93) } }; // 100 bytes
+    const query = { target: 'Query', status: 200, capacityUnits: 3, request: {}, response: { Items: Array.from({ length: 101 }, () => item) } };
+    expect(pageReadUnits([query], 100, true)).toBe(3); // 10,000 bytes of the page's 100 items
+    expect(pageReadUnits([query], 100, false)).toBe(1.5);
   });
 });
