@@ -11,11 +11,13 @@ import {
   voidTransaction,
 } from '../functions/commons/schemas.ts';
 import { EVENT_TYPES } from '../functions/commons/data/event-types.ts';
+import { gatewayError, gatewayErrorBody, type GatewayErrorType } from '../infra/gateway-errors.ts';
 
 /**
- * The OpenAPI 3.1 description of both hosts, built from the route table and the request schemas
- * the handlers validate with, so it cannot drift from the code. `npm run openapi` writes it to
- * openapi/openapi.json; the tests check every response they receive against it.
+ * The OpenAPI 3.1 description of each host, built from the route table and the request schemas
+ * the handlers validate with, so it cannot drift from the code. `npm run openapi` writes
+ * openapi/core.json and openapi/pos.json; the tests check every response they receive against
+ * them, and a real response of the test suite is each response's example (examples.ts).
  */
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const header = (description: string, schema: object = { type: 'string' }, required = true) => ({ description, required, schema });
@@ -39,7 +41,8 @@ const errorDescriptions: Record<number, string> = {
   400: 'Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key.',
   401: 'X-Auth-Token missing, unknown or revoked.',
   404: "No such record, or another account's, or an expired event.",
-  409: 'Idempotency-Key already used with a different body.',
+  409: 'Idempotency-Key already used with a different body; an inactive code generator; a code space too full to issue that many.',
+  412: 'If-Match does not match the current ETag: nothing changed.',
   413: `Body over ${MAX_BODY_BYTES} bytes.`,
   415: 'A body with a non-JSON Content-Type.',
   422: 'Validation failed: one entry per problem.',
@@ -59,6 +62,15 @@ const gatewayDescriptions: Record<number, string> = {
 };
 const GATEWAY_STATUSES = [429, 502, 504];
 
+/** What API Gateway itself answers, rendered from the stack's own templates (infra/gateway-errors.ts). */
+const gatewayTypes: Record<number, GatewayErrorType> = { 429: 'THROTTLED', 502: 'DEFAULT_5XX', 504: 'INTEGRATION_TIMEOUT' };
+function gatewayExample(host: HostId, status: number) {
+  const error = gatewayError(gatewayTypes[status]!);
+  const requestId = '5f1d3a34-6c2e-4a5b-9d0e-2b7f8c9a1e42';
+  const value = JSON.parse(gatewayErrorBody(host, error.message.replace('$context.requestId', requestId), error.messageId, requestId));
+  return { fromTemplate: { summary: 'As the stage renders it (infra/gateway-errors.ts)', value } };
+}
+
 function gatewayErrorResponse(host: HostId, status: number) {
   return {
     description: gatewayDescriptions[status],
@@ -67,7 +79,7 @@ function gatewayErrorResponse(host: HostId, status: number) {
       'Cache-Control': header('Always no-store.', { const: 'no-store' }),
       ...(status === 429 ? { 'Retry-After': header('Seconds to wait before retrying.', { type: 'string', pattern: '^\\d+$' }) } : {}),
     },
-    content: { 'application/json': { schema: ref(host === 'core' ? 'CoreError' : 'PosError') } },
+    content: { 'application/json': { schema: ref(host === 'core' ? 'CoreError' : 'PosError'), examples: gatewayExample(host, status) } },
   };
 }
 
@@ -400,40 +412,87 @@ function pathItemOperation(route: Route) {
   return {
     operationId: route.operationId,
     summary: route.summary,
-    tags: [route.host],
     ...(operation.parameters ? { parameters: operation.parameters } : {}),
     ...(operation.requestBody ? { requestBody: operation.requestBody } : {}),
     responses,
   };
 }
 
-export function openApiDocument() {
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routes) {
-    const host = hosts[route.host];
-    paths[route.path] ??= {
-      servers: [
-        { url: `{${route.host === 'core' ? 'base_url' : 'pos_base_url'}}`, variables: { [route.host === 'core' ? 'base_url' : 'pos_base_url']: { default: `http://127.0.0.1:${host.localPort}` } } },
-      ],
-    };
-    paths[route.path]![route.method.toLowerCase()] = pathItemOperation(route);
+const serverVariable = { core: 'base_url', pos: 'pos_base_url' } as const satisfies Record<HostId, string>;
+
+/** Recorded responses of the test suite, by `operationId status` (see examples.ts). */
+type Examples = Record<string, { readonly value: unknown; readonly summary?: string }>;
+
+/** Each JSON response gets the example recorded for its operation and status, when there is one. */
+function withExamples(operationId: string, responses: Record<string, any>, examples: Examples) {
+  for (const [status, response] of Object.entries(responses)) {
+    const example = examples[`${operationId} ${status}`];
+    const media = response.content?.['application/json'];
+    if (example && media) media.examples = { recorded: { summary: example.summary ?? 'A real response', value: example.value } };
   }
-  return {
+  return responses;
+}
+
+/** The component schemas a document refers to, following references inside them too. */
+function usedSchemas(document: object): Record<string, unknown> {
+  const used = new Set<string>();
+  const visit = (value: unknown) => {
+    if (Array.isArray(value)) value.forEach(visit);
+    else if (value && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) {
+        if (key === '$ref' && typeof inner === 'string') {
+          const name = /^#\/components\/schemas\/([^/]+)/.exec(inner)?.[1];
+          if (name && !used.has(name)) {
+            used.add(name);
+            visit((schemas as Record<string, unknown>)[name]);
+          }
+        } else visit(inner);
+      }
+    }
+  };
+  visit(document);
+  return Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name)));
+}
+
+/**
+ * One OpenAPI 3.1 document per host, each with its own `servers`, so that a linter, a mock or
+ * validating proxy, or a documentation viewer works on it as it is.
+ */
+export function openApiDocument(hostId: HostId, examples: Examples = {}) {
+  const host = hosts[hostId];
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes.filter((r) => r.host === hostId)) {
+    const operation = structuredClone(pathItemOperation(route));
+    paths[route.path] ??= {};
+    paths[route.path]![route.method.toLowerCase()] = { ...operation, responses: withExamples(route.operationId, operation.responses, examples) };
+  }
+  const variable = serverVariable[hostId];
+  const document = {
     openapi: '3.1.0',
     info: {
-      title: 'tillgate',
+      title: `tillgate ${hostId} host`,
       version: '1.0.0',
       description:
-        'Two hosts: core ({base_url}, /v1.0) for code generators and event records, pos ({pos_base_url}, /v2.0) for voided transactions. Unknown routes answer 404, throttled requests 429, and API Gateway answers 502 (function failed) or 504 (integration timeout) itself, all in the host error shape.',
+        `${host.description} Routes under ${host.versionPrefix}. Unknown routes answer 404, throttled requests 429, and API Gateway answers 502 (function failed) or 504 (integration timeout) itself, all in this host's error shape.`,
+      license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
     },
-    tags: Object.values(hosts).map((host) => ({ name: host.id, description: host.description })),
+    servers: [
+      {
+        url: `{${variable}}`,
+        description: `The ${hostId} host: the stack output ${hostId === 'core' ? 'CoreBaseUrl' : 'PosBaseUrl'}, or npm start locally.`,
+        variables: { [variable]: { default: `http://127.0.0.1:${host.localPort}` } },
+      },
+    ],
     security: [{ token: [] }],
     paths,
+  };
+  return {
+    ...document,
     components: {
       securitySchemes: {
         token: { type: 'apiKey', in: 'header', name: 'X-Auth-Token', description: 'A token issued by the token tool, bound to one account.' },
       },
-      schemas,
+      schemas: usedSchemas(document),
     },
   };
 }

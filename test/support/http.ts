@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 import type { HostId } from '../../functions/routes.ts';
 import type { LocalApi } from '../../local/server.ts';
-import { checkAgainstOpenApi } from './openapi.ts';
+import { expect } from 'vitest';
+import { checkAgainstOpenApi, recordExample } from './openapi.ts';
 
 export interface HttpResponse {
   readonly status: number;
@@ -46,7 +47,10 @@ export async function call(api: LocalApi, host: HostId, method: string, path: st
     json = undefined;
   }
   const result = { status: response.status, headers: response.headers, text, json };
-  if (options.checkOpenApi !== false) checkAgainstOpenApi(host, method, path, result);
+  if (options.checkOpenApi !== false) {
+    checkAgainstOpenApi(host, method, path, result);
+    recordExample(host, method, path, result, `Recorded from the test "${expect.getState().currentTestName ?? 'unknown'}"`);
+  }
   return result;
 }
 

@@ -1,29 +1,56 @@
 import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { checkParameters } from '../../functions/commons/validation.ts';
 import { describe, expect, it } from 'vitest';
-import { routes } from '../../functions/routes.ts';
+import { hosts, routes, type HostId } from '../../functions/routes.ts';
 import { openApiDocument } from '../../openapi/document.ts';
 
-describe('the OpenAPI document', () => {
-  const document = openApiDocument();
+/** Both hosts' documents side by side, so a route's operation is found in its own host's document. */
+const examples = JSON.parse(readFileSync('openapi/examples.json', 'utf8'));
+const documents = { core: openApiDocument('core', examples), pos: openApiDocument('pos', examples) } as Record<HostId, any>;
+const document = { paths: { ...documents.core.paths, ...documents.pos.paths } };
+const operationOf = (route: (typeof routes)[number]) => documents[route.host].paths[route.path]?.[route.method.toLowerCase()];
 
-  it('is current in openapi/openapi.json (run `npm run openapi` after changing routes or schemas)', () => {
-    expect(JSON.parse(readFileSync('openapi/openapi.json', 'utf8'))).toEqual(document);
+describe('the OpenAPI documents', () => {
+  it.each(Object.keys(hosts))('openapi/%s.json is current (run `npm run openapi` after changing routes or schemas)', (host) => {
+    expect(JSON.parse(readFileSync(`openapi/${host}.json`, 'utf8'))).toEqual(documents[host as HostId]);
   });
 
-  it('describes every route of the route table, on its host', () => {
-    for (const route of routes) {
-      const pathItem = (document.paths as any)[route.path];
-      expect(pathItem?.[route.method.toLowerCase()]?.operationId).toBe(route.operationId);
-      expect(pathItem.servers[0].url).toBe(route.host === 'core' ? '{base_url}' : '{pos_base_url}');
-    }
+  it('have an operation for every route, on its host, and a route for every operation', () => {
+    for (const route of routes) expect(operationOf(route)?.operationId, route.operationId).toBe(route.operationId);
+    const documented = Object.values(documents).flatMap((d) =>
+      Object.entries<any>(d.paths).flatMap(([path, item]) => Object.entries<any>(item).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`)),
+    );
+    expect(documented.sort()).toEqual(routes.map((r) => `${r.method} ${r.path} ${r.operationId}`).sort());
   });
 
-  it('documents 401 and 500 and 503 for every operation, in the error shape of its host', () => {
+  it('each have their own servers', () => {
+    expect(documents.core.servers[0].url).toBe('{base_url}');
+    expect(documents.pos.servers[0].url).toBe('{pos_base_url}');
+  });
+
+  it('show a real response as the example of every JSON response', () => {
+    const missing = routes.flatMap((route) =>
+      Object.entries<any>(operationOf(route).responses)
+        .filter(([, response]) => response.content?.['application/json'] && !response.content['application/json'].examples)
+        .map(([status]) => `${route.operationId} ${status}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('pass @redocly/cli lint with its recommended rules (warnings kept only with a reason in redocly.yaml)', () => {
+    const output = execFileSync('node_modules/.bin/redocly', ['lint', '--format=stylish'], {
+      encoding: 'utf8',
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    });
+    expect(output).not.toMatch(/error/i);
+  }, 60_000);
+
+  it('document 401 and 500 and 503 for every operation, in the error shape of its host', () => {
     for (const route of routes) {
-      const responses = (document.paths as any)[route.path][route.method.toLowerCase()].responses;
+      const responses = operationOf(route).responses;
       for (const status of ['401', '500', '503']) {
         expect(responses[status].content['application/json'].schema.$ref).toBe(
           `#/components/schemas/${route.host === 'core' ? 'CoreError' : 'PosError'}`,
@@ -34,8 +61,6 @@ describe('the OpenAPI document', () => {
 });
 
 describe('the OpenAPI document says what the gateway can answer', () => {
-  const document = openApiDocument();
-
   it.each(routes.map((route) => [route.operationId, route] as const))(
     '%s documents 429 (with Retry-After), 502 and 504 from API Gateway, in its host error shape',
     (_, route) => {
@@ -60,9 +85,7 @@ describe('the OpenAPI document says what the gateway can answer', () => {
   });
 });
 
-describe('the path id schema accepts exactly what the server accepts', () => {
-  const document = openApiDocument();
-  const ajv = new Ajv2020({ strict: false });
+describe('the path id schema accepts exactly what the server accepts', () => {  const ajv = new Ajv2020({ strict: false });
   const schemas = routes
     .filter((route) => route.path.includes('{id}'))
     .map((route) => (document.paths as any)[route.path][route.method.toLowerCase()].parameters.find((p: any) => p.name === 'id').schema);

@@ -58,10 +58,13 @@ export function jsonBody(options: BodyOptions): ApiMiddleware {
 
 /** application/json or any +json type; a charset, if given, must be UTF-8. */
 function isJsonMediaType(header: string): boolean {
-  const [type = '', ...parameters] = header.split(';').map((part) => part.trim().toLowerCase());
+  // HTTP's optional white space is SP and HTAB only (RFC 9110 §5.6.3), not String.prototype.trim's.
+  const [type = '', ...parameters] = header.split(';').map((part) => trimOws(part).toLowerCase());
   if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return false;
   const charset = parameters
-    .map((parameter) => parameter.split('=').map((part) => part.trim().replace(/^"|"$/g, '')))
+    .map((parameter) => parameter.split('=').map((part) => trimOws(part).replace(/^"|"$/g, '')))
     .find(([name]) => name === 'charset')?.[1];
   return charset === undefined || charset === 'utf-8' || charset === 'utf8';
 }
+
+const trimOws = (text: string) => text.replace(/^[ \t]+|[ \t]+$/g, '');
