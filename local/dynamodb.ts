@@ -34,7 +34,7 @@ export interface RunningDynamoDb {
   thaw(): void;
 }
 
-export async function startDynamoDbLocal(options: { port: number; dataDirectory?: string }): Promise<RunningDynamoDb> {
+export async function startDynamoDbLocal(options: { port: number; dataDirectory?: string; readyTimeoutMs?: number }): Promise<RunningDynamoDb> {
   // Otherwise the readiness check could be answered by whatever already listens there.
   if (!(await portIsFree(options.port))) {
     throw new Error(
@@ -77,7 +77,8 @@ export async function startDynamoDbLocal(options: { port: number; dataDirectory?
 
   const ready = (async () => {
     const client = localClient(endpoint);
-    const deadline = Date.now() + 30_000;
+    // A JVM on a busy two-core machine can take tens of seconds to start.
+    const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
     try {
       while (Date.now() < deadline) {
         if (child.exitCode !== null) break;

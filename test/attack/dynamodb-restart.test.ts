@@ -19,7 +19,7 @@ const lines: string[] = [];
 let api: LocalApi;
 let token: string;
 
-function waitForLine(pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
+function waitForLine(pattern: RegExp, timeoutMs = 150_000): Promise<RegExpMatchArray> {
   return new Promise((done, fail) => {
     const check = () => {
       for (const line of lines) {
@@ -60,7 +60,7 @@ beforeAll(async () => {
   const [, pos] = await waitForLine(/pos host {2}\(v2\.0\): (http:\/\/\S+)/);
   api = { urls: { core: core!, pos: pos! }, close: async () => undefined };
   token = readFileSync(join(directory, 'dev-token'), 'utf8').trim();
-}, 120_000);
+}, 200_000);
 
 afterAll(async () => {
   if (start && start.exitCode === null) {
@@ -92,5 +92,5 @@ describe('npm start when DynamoDB Local dies', () => {
     const after = await voidIt('after-the-crash');
     expect(after.status, after.text).toBe(200);
     expect(after.json.transaction.errors).toEqual([]);
-  }, 120_000);
+  }, 200_000);
 });
