@@ -12,6 +12,8 @@ import {
 } from '../functions/commons/schemas.ts';
 import { EVENT_TYPES } from '../functions/commons/data/event-types.ts';
 import { gatewayError, gatewayErrorBody, type GatewayErrorType } from '../infra/gateway-errors.ts';
+import { coreErrorBody } from '../functions/commons/hosts/core.ts';
+import { posErrorBody } from '../functions/commons/hosts/pos.ts';
 
 /**
  * The OpenAPI 3.1 description of each host, built from the route table and the request schemas
@@ -424,13 +426,30 @@ const serverVariable = { core: 'base_url', pos: 'pos_base_url' } as const satisf
 type Examples = Record<string, { readonly value: unknown; readonly summary?: string }>;
 
 /** Each JSON response gets the example recorded for its operation and status, when there is one. */
-function withExamples(operationId: string, responses: Record<string, any>, examples: Examples) {
+function withExamples(route: Route, responses: Record<string, any>, examples: Examples) {
   for (const [status, response] of Object.entries(responses)) {
-    const example = examples[`${operationId} ${status}`];
+    const example = examples[`${route.operationId} ${status}`] ?? serverFault(route.host, Number(status));
     const media = response.content?.['application/json'];
     if (example && media) media.examples = { recorded: { summary: example.summary ?? 'A real response', value: example.value } };
   }
   return responses;
+}
+
+/**
+ * A 500 or 503 of an operation whose fault the suite did not inject: rendered by the functions'
+ * own envelope code (functions/commons/hosts), as every operation answers it.
+ */
+function serverFault(host: HostId, status: number): Examples[string] | undefined {
+  const requestId = '0b7c2e4a-9d1f-4c3b-8a6e-5f2d1c0b9a87';
+  const [code, message] =
+    status === 500
+      ? (['internal_error', `Internal server error; quote request id ${requestId} to support`] as const)
+      : status === 503
+        ? (['service_unavailable', 'The service is temporarily unavailable; retry after the Retry-After delay'] as const)
+        : [];
+  if (!code) return undefined;
+  const value = host === 'core' ? coreErrorBody([{ message }]) : posErrorBody(code, [{ message }], requestId);
+  return { summary: 'As every operation of this host answers it (functions/commons/hosts)', value };
 }
 
 /** The component schemas a document refers to, following references inside them too. */
@@ -464,7 +483,7 @@ export function openApiDocument(hostId: HostId, examples: Examples = {}) {
   for (const route of routes.filter((r) => r.host === hostId)) {
     const operation = structuredClone(pathItemOperation(route));
     paths[route.path] ??= {};
-    paths[route.path]![route.method.toLowerCase()] = { ...operation, responses: withExamples(route.operationId, operation.responses, examples) };
+    paths[route.path]![route.method.toLowerCase()] = { ...operation, responses: withExamples(route, operation.responses, examples) };
   }
   const variable = serverVariable[hostId];
   const document = {

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
+import { expect } from 'vitest';
 import { routes } from '../../functions/routes.ts';
+import { recordExample } from './openapi.ts';
 import { toProxyEvent } from '../../local/server.ts';
 
 export interface TestRequest {
@@ -37,7 +39,12 @@ export async function invoke(
   });
   const deadline = Date.now() + (request.remainingMs ?? 10_000);
   const context = { awsRequestId: randomUUID(), getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()) } as Context;
-  return (await (handler as (e: unknown, c: Context) => Promise<APIGatewayProxyResult>)(event, context)) as APIGatewayProxyResult & {
+  const result = (await (handler as (e: unknown, c: Context) => Promise<APIGatewayProxyResult>)(event, context)) as APIGatewayProxyResult & {
     headers: Record<string, string>;
   };
+  // The faults injected in-process are where the suite sees 500s and 503s: keep them as examples.
+  if (result.statusCode >= 500) {
+    recordExample(route.host, route.method, path, { status: result.statusCode, text: result.body }, `Recorded from the test "${expect.getState().currentTestName ?? 'unknown'}"`);
+  }
+  return result;
 }

@@ -36,15 +36,13 @@ export function recordExample(host: HostId, method: string, path: string, respon
   try {
     recorded.set(key, { value: JSON.parse(response.text), summary });
   } catch {
-    // not JSON (304, the one-byte DELETE answer): nothing to show
+    return; // not JSON (304, the one-byte DELETE answer): nothing to show
   }
-}
-process.once('exit', () => {
-  if (recorded.size === 0) return;
+  // Written through at once: test workers can end without an exit event.
   const directory = 'reports/openapi-examples';
   mkdirSync(directory, { recursive: true });
   writeFileSync(`${directory}/${process.pid}.json`, JSON.stringify(Object.fromEntries(recorded)));
-});
+}
 
 const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
