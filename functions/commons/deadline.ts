@@ -52,6 +52,11 @@ export async function withDeadline<T>(remainingMs: number | undefined, work: () 
     return await current.run(controller.signal, work);
   } finally {
     clearTimeout(timer);
+    // The invocation has answered. When middy's early time-out answered first (its timer and
+    // ours are due at the same moment, in either order), a DynamoDB call of the handler may still
+    // be running or waiting to retry: stop it, so it cannot write after the client got its 503 (in
+    // Lambda, a frozen call would resume with the next invocation).
+    if (!controller.signal.aborted) controller.abort(new DeadlineExceededError('The invocation has already answered'));
   }
 }
 

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { api, ok } from '../../functions/commons/api.ts';
 import { dynamodb, MAX_ATTEMPTS, REQUEST_TIMEOUT_MS } from '../../functions/commons/clients.ts';
 import { tableName } from '../../functions/commons/config.ts';
-import { TIMEOUT_RESERVE_MS } from '../../functions/commons/deadline.ts';
+import { DeadlineExceededError, TIMEOUT_RESERVE_MS, deadlineSignal, withDeadline } from '../../functions/commons/deadline.ts';
 import { handler as createCodeGenerator } from '../../functions/create-code-generator.ts';
 import { handler as getEvent } from '../../functions/get-event.ts';
 import { handler as voidTransaction } from '../../functions/void-transaction.ts';
@@ -174,5 +174,19 @@ describe('a hung database ends in 503 with Retry-After before the invocation dea
     const answered = await invoke(getEvent, 'getEvent', '/v1.0/events/1', { headers: { 'X-Auth-Token': account.token } });
     expect(answered.statusCode).toBe(404);
     expect(JSON.parse(answered.body)).toEqual({ errors: [{ message: 'Event 1 not found' }] });
+  });
+});
+
+describe('when the invocation has answered', () => {
+  it("aborts its deadline signal, so a DynamoDB call still retrying (middy's early time-out won the race) cannot write later", async () => {
+    let signal: AbortSignal | undefined;
+    const answer = await withDeadline(10_000, async () => {
+      signal = deadlineSignal();
+      return 'answered';
+    });
+
+    expect(answer).toBe('answered');
+    expect(signal?.aborted).toBe(true);
+    expect(signal?.reason).toBeInstanceOf(DeadlineExceededError);
   });
 });
