@@ -193,7 +193,10 @@ const hostileNumberText = fc.constantFrom(
 
 /** A query value as sent: plain, fully percent-encoded, or with `+` for spaces. */
 function encodeValue(value: string, style: number): string {
-  if (style === 1) return [...Buffer.from(value, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join('');
+  // Fully encoded, a 5,000-character cursor triples and, with a second one, the request line
+  // passes the 16 KiB Node's HTTP server (and any gateway) allows: a 431 from the transport, not
+  // an answer of the API. Long values are sent plainly encoded. (FUZZ_SEED=2090112009)
+  if (style === 1 && value.length <= 1000) return [...Buffer.from(value, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join('');
   if (style === 2) return encodeURIComponent(value).replace(/%20/g, '+');
   return encodeURIComponent(value);
 }
