@@ -41,9 +41,16 @@ export const BUNDLING = {
   target: 'node24',
   platform: 'node',
   mainFields: ['module', 'main'],
-  minify: true,
+  // Whitespace and syntax minified, identifiers and function names kept: a stack trace read in
+  // CloudWatch names the functions it passed through without runtime source maps, which cost
+  // 15–19 ms per cold start (`NODE_OPTIONS=--enable-source-maps`, README "Cold start").
+  minify: false,
+  keepNames: true,
+  esbuildArgs: { '--minify-whitespace': true, '--minify-syntax': true },
+  // Shipped beside the bundle and read only when a request fails with a 5xx, to log the failing
+  // frames at their TypeScript positions (functions/commons/original-stack.ts).
   sourceMap: true,
-  // Line mappings without a copy of every source: smaller bundle, same stack traces.
+  // Line mappings without a copy of every source: smaller map, same positions.
   sourcesContent: false,
   // Ship the SDK version the tests ran against instead of the runtime's copy.
   bundleAwsSDK: true,
@@ -110,11 +117,9 @@ export class FunctionWithLogGroup extends NodejsFunction {
       logGroup,
       projectRoot: props.projectRoot,
       depsLockFilePath: `${props.projectRoot}/package-lock.json`,
-      environment: {
-        ...props.environment,
-        // Stack traces of the minified bundle point at the TypeScript sources.
-        NODE_OPTIONS: '--enable-source-maps',
-      },
+      // No NODE_OPTIONS: --enable-source-maps parses the map at every cold start; stack traces
+      // are mapped on the error path instead (see BUNDLING).
+      environment: { ...props.environment },
       bundling: BUNDLING,
     });
 

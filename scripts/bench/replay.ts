@@ -147,8 +147,16 @@ function setAt(target: unknown, path: Path, value: unknown): void {
 /** A bare Lambda handler (API Gateway proxy event in, result out) around a replayer. */
 export function lambdaHandler(plan: Plan, commands: Commands, send: Send) {
   const replay = replayer(plan, commands, send);
-  return async (event: { path: string; queryStringParameters?: Record<string, string | undefined> | null; headers?: Record<string, string | undefined> | null; body?: string | null }) => {
-    const answer = await replay(httpInput(event.path, event.queryStringParameters ?? {}, event.headers ?? {}, event.body));
+  return async (event: {
+    path: string;
+    queryStringParameters?: Record<string, string | undefined> | null;
+    headers?: Record<string, string | undefined> | null;
+    body?: string | null;
+    isBase64Encoded?: boolean;
+  }) => {
+    // API Gateway passes every body base64-encoded (binary media type */*), as the functions get it.
+    const body = event.body && event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+    const answer = await replay(httpInput(event.path, event.queryStringParameters ?? {}, event.headers ?? {}, body));
     return { statusCode: answer.statusCode, headers: answer.headers, body: answer.body };
   };
 }

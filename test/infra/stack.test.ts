@@ -96,8 +96,9 @@ describe('functions', () => {
         POWERTOOLS_METRICS_NAMESPACE: 'Tillgate',
         EVENT_RETENTION_DAYS: '30',
         TOKEN_CACHE_SECONDS: '30',
-        NODE_OPTIONS: '--enable-source-maps',
       });
+      // Runtime source maps cost 15–19 ms per cold start; stacks are mapped on the error path.
+      expect(variables).not.toHaveProperty('NODE_OPTIONS');
     },
   );
 });

@@ -4,6 +4,7 @@ import { HttpError, isTransientFault, serviceUnavailable, type Problem } from '.
 import { coreErrorBody } from '../hosts/core.ts';
 import { posErrorBody } from '../hosts/pos.ts';
 import { logger, recordRequestMetrics } from '../observability.ts';
+import { withOriginalStack } from '../original-stack.ts';
 import type { ApiMiddleware, ApiOptions, ApiRequest, Reply } from '../api.ts';
 import type { HostId } from '../../routes.ts';
 
@@ -33,8 +34,9 @@ export function hostResponse({ host, operationId }: ApiOptions): ApiMiddleware {
     onError: (request) => {
       const error = toHttpError(request.error);
       if (error.statusCode >= 500) {
-        // The whole error, stack included, for on-call; the client sees only a generic message.
-        logger.error('request failed', { request_id: request.context.requestId, operation: operationId, error: request.error });
+        // The whole error, stack included (at its source positions), for on-call; the client sees
+        // only a generic message.
+        logger.error('request failed', { request_id: request.context.requestId, operation: operationId, error: withOriginalStack(request.error) });
       }
       finish(request, errorReply(host, error, request.context.requestId), host, operationId, error, request.error);
     },
