@@ -8,6 +8,7 @@ import { writeTogether } from '#commons/data/transactions';
 import { idempotencyScope, replay, storedResponseAfterConflict } from '#commons/idempotency';
 import { presentCodeGenerator } from '#commons/presenters';
 import type { CodeGeneratorCreate } from '#commons/schemas';
+import codeGeneratorCreate from '#commons/schemas/codeGeneratorCreate.generated';
 
 type CodeGeneratorInput = Required<Omit<CodeGeneratorCreate, 'id' | 'account_id' | 'created_at' | 'updated_at'>>;
 
@@ -19,7 +20,7 @@ type CodeGeneratorInput = Required<Omit<CodeGeneratorCreate, 'id' | 'account_id'
 export const handler = api<CodeGeneratorInput>({
   host: 'core',
   operationId: 'createCodeGenerator',
-  body: { root: 'code_generator', schema: 'codeGeneratorCreate' },
+  body: { root: 'code_generator', schema: codeGeneratorCreate },
 }).handler(async (event, context) => {
   const scope = idempotencyScope(event.headers, context.accountId, 'createCodeGenerator', event.body);
   for (let attempt = 0; attempt < 2; attempt++) {

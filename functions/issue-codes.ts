@@ -8,6 +8,8 @@ import { findStoredResponse, newStoredResponse, putStoredResponse } from '#commo
 import { freshIdCollided, nextId } from '#commons/data/ids';
 import { writeTogether, type TransactItem } from '#commons/data/transactions';
 import { idempotencyScope, replay, storedResponseAfterConflict, type IdempotencyScope } from '#commons/idempotency';
+import codesIssue from '#commons/schemas/codesIssue.generated';
+import idPath from '#commons/schemas/idPath.generated';
 
 /** DynamoDB's limit of items in one TransactWriteItems. */
 const TRANSACTION_ITEMS = 100;
@@ -28,8 +30,8 @@ const exhausted = () => conflict('This code generator is too close to exhausting
 export const handler = api<{ count: number }, { id: number }>({
   host: 'core',
   operationId: 'issueCodes',
-  path: 'idPath',
-  body: { schema: 'codesIssue' },
+  path: idPath,
+  body: { schema: codesIssue },
 }).handler(async (event, context) => {
   const { id } = event.params;
   const { count } = event.body;

@@ -2,11 +2,12 @@ import { api, ok } from '#commons/api';
 import { listCodeGenerators } from '#commons/data/code-generators';
 import { pageBody, pageOf } from '#commons/pagination';
 import { presentCodeGenerator } from '#commons/presenters';
+import codeGeneratorListQuery from '#commons/schemas/codeGeneratorListQuery.generated';
 
 export const handler = api<null, null, { limit?: string; cursor?: string; store_id?: number }>({
   host: 'core',
   operationId: 'listCodeGenerators',
-  query: 'codeGeneratorListQuery',
+  query: codeGeneratorListQuery,
 }).handler(async (event, context) => {
   const { store_id: storeId } = event.query;
   const filters = storeId === undefined ? 'code_generators' : `code_generators?store_id=${storeId}`;

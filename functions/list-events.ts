@@ -2,6 +2,7 @@ import { api, ok } from '#commons/api';
 import { listEvents } from '#commons/data/events';
 import { pageBody, pageOf } from '#commons/pagination';
 import { presentEvent } from '#commons/presenters';
+import listQuery from '#commons/schemas/listQuery.generated';
 
 /**
  * The feed: the account's live events (neither acknowledged nor expired) in ascending id order.
@@ -12,7 +13,7 @@ import { presentEvent } from '#commons/presenters';
 export const handler = api<null, null, { limit?: string; cursor?: string }>({
   host: 'core',
   operationId: 'listEvents',
-  query: 'listQuery',
+  query: listQuery,
 }).handler(async (event, context) => {
   const page = pageOf(event.query, context.accountId, 'events');
   const result = await listEvents(context.accountId, page.afterId, page.limit, new Date());

@@ -7,6 +7,8 @@ import { writeTogether } from '#commons/data/transactions';
 import { etagMatches, weakEtag } from '#commons/middleware/host-response';
 import { presentCodeGenerator } from '#commons/presenters';
 import type { CodeGeneratorPatch } from '#commons/schemas';
+import codeGeneratorPatch from '#commons/schemas/codeGeneratorPatch.generated';
+import idPath from '#commons/schemas/idPath.generated';
 
 const ATTEMPTS = 3;
 
@@ -19,8 +21,8 @@ const ATTEMPTS = 3;
 export const handler = api<Pick<CodeGeneratorPatch, 'status' | 'description'>, { id: number }>({
   host: 'core',
   operationId: 'updateCodeGenerator',
-  path: 'idPath',
-  body: { root: 'code_generator', schema: 'codeGeneratorPatch' },
+  path: idPath,
+  body: { root: 'code_generator', schema: codeGeneratorPatch },
 }).handler(async (event, context) => {
   const { id } = event.params;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {

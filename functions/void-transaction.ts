@@ -5,6 +5,7 @@ import { freshIdCollided, nextId } from '#commons/data/ids';
 import { writeTogether } from '#commons/data/transactions';
 import { putVoidedTransaction, voidKey, type VoidedTransaction } from '#commons/data/voided-transactions';
 import type { VoidTransactionInput } from '#commons/schemas';
+import voidTransaction from '#commons/schemas/voidTransaction.generated';
 
 /**
  * One TransactWriteItems: the void and its `transaction.voided` event. A repeat of the same void
@@ -15,7 +16,7 @@ import type { VoidTransactionInput } from '#commons/schemas';
 export const handler = api<VoidTransactionInput>({
   host: 'pos',
   operationId: 'voidTransaction',
-  body: { root: 'transaction', schema: 'voidTransaction', lenient: true },
+  body: { root: 'transaction', schema: voidTransaction, lenient: true },
 }).handler(async (event, context) => {
   const transaction = event.body;
   const key = voidKey(context.accountId, transaction.site_id, transaction.pos_transaction_id);

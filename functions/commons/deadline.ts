@@ -56,9 +56,12 @@ export async function withDeadline<T>(remainingMs: number | undefined, work: () 
     // ours are due at the same moment, in either order), a DynamoDB call of the handler may still
     // be running or waiting to retry: stop it, so it cannot write after the client got its 503 (in
     // Lambda, a frozen call would resume with the next invocation).
-    if (!controller.signal.aborted) controller.abort(new DeadlineExceededError('The invocation has already answered'));
+    if (!controller.signal.aborted) controller.abort(ANSWERED);
   }
 }
+
+/** One reason for every invocation's final abort: an Error per request would capture a stack each time. */
+const ANSWERED = new DeadlineExceededError('The invocation has already answered');
 
 type ExecutionMode = (parts: { middyRequest: unknown; runRequest: (request: { context: Context }, ...rest: unknown[]) => Promise<unknown> }, ...rest: unknown[]) => unknown;
 const standard = executionModeStandard as unknown as ExecutionMode;

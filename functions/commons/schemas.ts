@@ -3,7 +3,7 @@ import Type, { type Static, type TSchema } from 'typebox';
 /**
  * Every request part clients send, declared once with TypeBox: the TypeScript types of the
  * handlers, the JSON Schemas (2020-12) that ajv compiles into validators at build time
- * (`npm run schemas` → schemas/validators.generated.ts) and the schemas the OpenAPI documents
+ * (`npm run schemas` → schemas/<name>.generated.ts, one module per schema) and the schemas the OpenAPI documents
  * embed all come from here. Plain data with no imports of the data layer.
  *
  * Two annotations shape the error messages (see validation.ts): `x-message` is the message when

@@ -1,7 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import { HttpError, validationFailed, type Problem } from './errors.ts';
 import type { SchemaName } from './schemas.ts';
-import * as generated from './schemas/validators.generated.ts';
 
 /**
  * Runs the ajv validators compiled from schemas.ts and turns ajv's errors into the contract's
@@ -9,9 +8,17 @@ import * as generated from './schemas/validators.generated.ts';
  * Bodies fail with 422; path and query parameters with 400.
  */
 type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
-const compiled = generated as unknown as Record<SchemaName, Validator>;
-/** The schemas as plain JSON (TypeBox stays out of the function bundles). */
-export const requestSchemas = generated.schemas as Record<SchemaName, { properties: Record<string, Record<string, unknown>> }>;
+
+/**
+ * One request schema compiled by `npm run schemas` (schemas/<name>.generated.ts): its validator
+ * and the schema as plain JSON (TypeBox stays out of the function bundles). A handler imports the
+ * ones of its route only, so its bundle carries no other route's validators.
+ */
+export interface GeneratedSchema {
+  readonly name: SchemaName;
+  readonly validate: Validator;
+  readonly schema: { readonly properties: Record<string, Record<string, unknown>> };
+}
 
 /** Which error of a field to report when several keywords fail: the most basic first. */
 const PRIORITY = ['required', 'not', 'additionalProperties', 'type', 'minLength', 'maxLength', 'minimum', 'maximum', 'enum', 'pattern', 'format'];
@@ -24,16 +31,16 @@ const FORMAT_MESSAGES: Record<string, string> = {
 type Where = { kind: 'body'; root: string } | { kind: 'query' } | { kind: 'path' };
 
 /** The validated body resource (defaults applied) or a 422 listing every problem. */
-export function checkBody<T>(name: SchemaName, resource: Record<string, unknown>, root: string): T {
-  const problems = run(name, resource, { kind: 'body', root });
+export function checkBody<T>(compiled: GeneratedSchema, resource: Record<string, unknown>, root: string): T {
+  const problems = run(compiled, resource, { kind: 'body', root });
   if (problems.length > 0) throw validationFailed(problems);
   return resource as T;
 }
 
 /** Query or path parameters, converted (positive integers become numbers), or a 400. */
-export function checkParameters<T>(name: SchemaName, values: Record<string, string>, kind: 'query' | 'path'): T {
-  const problems = run(name, values, { kind });
-  const properties = requestSchemas[name].properties;
+export function checkParameters<T>(compiled: GeneratedSchema, values: Record<string, string>, kind: 'query' | 'path'): T {
+  const problems = run(compiled, values, { kind });
+  const properties = compiled.schema.properties;
   const converted: Record<string, string | number> = { ...values };
   for (const [key, value] of Object.entries(values)) {
     if (properties[key]?.['x-kind'] !== 'a positive integer' || problems.some((p) => p.field === key)) continue;
@@ -45,8 +52,7 @@ export function checkParameters<T>(name: SchemaName, values: Record<string, stri
   return converted as T;
 }
 
-function run(name: SchemaName, data: Record<string, unknown>, where: Where): Problem[] {
-  const validate = compiled[name];
+function run({ validate, schema }: GeneratedSchema, data: Record<string, unknown>, where: Where): Problem[] {
   if (validate(data)) return [];
   const byField = new Map<string, ErrorObject>();
   for (const error of validate.errors ?? []) {
@@ -57,7 +63,7 @@ function run(name: SchemaName, data: Record<string, unknown>, where: Where): Pro
   }
   // Keys that must not be sent come first, in the client's order; then the declared fields, in the schema's.
   const sent = Object.keys(data);
-  const declared = Object.keys(requestSchemas[name].properties);
+  const declared = Object.keys(schema.properties);
   const rank = ([key, error]: [string, ErrorObject]) =>
     error.keyword === 'additionalProperties' || error.keyword === 'not' ? sent.indexOf(key) : sent.length + declared.indexOf(key);
   return [...byField.entries()]

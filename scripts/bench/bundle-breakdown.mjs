@@ -8,7 +8,7 @@ const r = await build(opts);
 const out = Object.values(r.metafile.outputs).find(o => o.entryPoint);
 const groups = {};
 const group = (p) => {
-  if (p.includes('schemas/validators.generated')) return 'generated validators (functions/commons/schemas)';
+  if (/schemas\/[A-Za-z]+\.generated/.test(p)) return 'generated validators (functions/commons/schemas)';
   if (p.startsWith('functions/')) return 'tillgate functions/ (other)';
   const m = p.match(/node_modules\/((@[^/]+\/)?[^/]+)/);
   if (!m) return p;

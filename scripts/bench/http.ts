@@ -25,7 +25,8 @@ async function startServer(file: string, environment: Record<string, string>): P
   const child = fork(join(ROOT, file), [], {
     cwd: ROOT,
     execPath: join(ROOT, 'node_modules/.bin/node'),
-    execArgv: ['--import', 'tsx'],
+    // BENCH_CPU_PROF=dir: each server writes a V8 CPU profile there when it stops (for diagnosis).
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
     env: environment,
     // Production log lines are written, to /dev/null: their cost is part of the server's.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -124,7 +125,17 @@ export async function measureHttp(options: {
       rows.push(row(`HTTP server CPU per request: ${label(scenario)}`, 'µs', t.cpu, b.cpu, 'reported'));
     }
   } finally {
-    for (const server of [tillgate, baseline]) server.child.kill();
+    // Asked to stop (process.exit), so a --cpu-prof profile is written; killed if it does not.
+    await Promise.all(
+      [tillgate, baseline].map(
+        (server) =>
+          new Promise<void>((done) => {
+            const timer = setTimeout(() => server.child.kill(), 5000);
+            server.child.once('exit', () => (clearTimeout(timer), done()));
+            server.child.send({ type: 'stop' });
+          }),
+      ),
+    );
   }
   return rows;
 }

@@ -36,8 +36,8 @@ export function esbuildOptions(): BuildOptions {
 /** The minified build with runtime source maps, as deployed until the cold-start decision (README). */
 export const MINIFIED_BUILD: BuildOptions = { minify: true, minifyWhitespace: undefined, minifySyntax: undefined, minifyIdentifiers: undefined, keepNames: false };
 
-/** Whitespace and syntax minified, identifiers and function names kept: readable stack traces. */
-export const READABLE_BUILD: BuildOptions = { minify: false, minifyWhitespace: true, minifySyntax: true, minifyIdentifiers: false, keepNames: true };
+/** Whitespace and syntax minified, identifiers kept: readable stack traces (the deployed build since the decision). */
+export const READABLE_BUILD: BuildOptions = { minify: false, minifyWhitespace: true, minifySyntax: true, minifyIdentifiers: false, keepNames: false };
 
 /** One handler (or reference entry) built with the functions' options and `overrides`, for the variants. */
 export async function buildVariant(entry: string, outfile: string, overrides: BuildOptions): Promise<string> {

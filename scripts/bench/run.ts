@@ -166,7 +166,7 @@ try {
             { name: '(a) minified, NODE_OPTIONS=--enable-source-maps', bundle: variants[id]!.minified, environment: { ...bare, NODE_OPTIONS: '--enable-source-maps' } },
             { name: '(b) minified, no NODE_OPTIONS', bundle: variants[id]!.minified, environment: bare },
           ]),
-      { name: '(c) whitespace+syntax, keepNames, no NODE_OPTIONS', bundle: variants[id]!.readable, environment: bare },
+      { name: '(c) whitespace+syntax, identifiers kept, no NODE_OPTIONS', bundle: variants[id]!.readable, environment: bare },
       { name: 'reference built like (c)', bundle: variants[id]!.readableReference, environment: bare },
     ];
   }

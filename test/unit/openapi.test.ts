@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { checkParameters } from '../../functions/commons/validation.ts';
+import { validators } from '../../functions/commons/schemas/all.generated.ts';
 import { describe, expect, it } from 'vitest';
 import { hosts, routes, type HostId } from '../../functions/routes.ts';
 import { openApiDocument } from '../../openapi/document.ts';
@@ -93,7 +94,7 @@ describe('the path id schema accepts exactly what the server accepts', () => {  
   /** The server's rule, through the handler's own parameter reader: 400 or a number. */
   const serverAccepts = (text: string) => {
     try {
-      checkParameters('idPath', { id: text }, 'path');
+      checkParameters(validators.idPath, { id: text }, 'path');
       return true;
     } catch {
       return false;

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { HttpError } from '../../functions/commons/errors.ts';
 import { checkBody, checkParameters } from '../../functions/commons/validation.ts';
-import { generatedValidators } from '../../scripts/validators-source.ts';
-import { readFileSync } from 'node:fs';
+import { validators } from '../../functions/commons/schemas/all.generated.ts';
+import { GENERATED_DIR, generatedValidators } from '../../scripts/validators-source.ts';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** The error an ajv-backed check throws, as the client will see it. */
 function failure(check: () => unknown): { status: number; problems: readonly { message: string; field?: string }[] } {
@@ -16,12 +17,16 @@ function failure(check: () => unknown): { status: number; problems: readonly { m
 }
 
 const voidWith = (fields: Record<string, unknown>) => () =>
-  checkBody('voidTransaction', { site_id: 's', pos_transaction_id: 't', ...fields }, 'transaction');
+  checkBody(validators.voidTransaction, { site_id: 's', pos_transaction_id: 't', ...fields }, 'transaction');
 
 describe('the generated validators', () => {
   it('are up to date with functions/commons/schemas.ts (run `npm run schemas`)', () => {
-    const committed = readFileSync('functions/commons/schemas/validators.generated.ts', 'utf8');
-    expect(committed === generatedValidators()).toBe(true);
+    const expected = generatedValidators();
+    const committed = readdirSync(GENERATED_DIR).filter((file) => file.endsWith('.generated.ts'));
+    expect(committed.sort()).toEqual(Object.keys(expected).sort());
+    for (const [file, source] of Object.entries(expected)) {
+      expect(readFileSync(`${GENERATED_DIR}/${file}`, 'utf8') === source, `${file} is stale`).toBe(true);
+    }
   });
 });
 
@@ -55,7 +60,7 @@ describe('calendar dates (transaction.business_date)', () => {
 
 describe('checkBody', () => {
   it('fills in the defaults', () => {
-    expect(checkBody('codeGeneratorCreate', { generation_type: 'numeric', code_length: 6, store_id: 3 }, 'code_generator')).toEqual({
+    expect(checkBody(validators.codeGeneratorCreate, { generation_type: 'numeric', code_length: 6, store_id: 3 }, 'code_generator')).toEqual({
       generation_type: 'numeric',
       code_length: 6,
       store_id: 3,
@@ -75,7 +80,7 @@ describe('checkBody', () => {
 
   it('reports one problem per field: keys that must not be sent first, in their order, then fields in the schema order', () => {
     const body = { code_length: 3, id: 1, colour: 'red', status: 7, prefix: 'lower', description: 'x'.repeat(256) };
-    expect(failure(() => checkBody('codeGeneratorCreate', body, 'code_generator'))).toEqual({
+    expect(failure(() => checkBody(validators.codeGeneratorCreate, body, 'code_generator'))).toEqual({
       status: 422,
       problems: [
         { message: 'code_generator.id is read-only and cannot be set', field: 'code_generator.id' },
@@ -92,14 +97,14 @@ describe('checkBody', () => {
 
   it('is strict about types: "8" is not an integer, 8.5 neither', () => {
     const body = { generation_type: 'numeric', code_length: '8', store_id: 8.5 };
-    expect(failure(() => checkBody('codeGeneratorCreate', body, 'code_generator')).problems).toEqual([
+    expect(failure(() => checkBody(validators.codeGeneratorCreate, body, 'code_generator')).problems).toEqual([
       { message: 'code_generator.code_length must be an integer', field: 'code_generator.code_length' },
       { message: 'code_generator.store_id must be an integer', field: 'code_generator.store_id' },
     ]);
   });
 
   it('names the fields a PATCH cannot change', () => {
-    expect(failure(() => checkBody('codeGeneratorPatch', { prefix: 'A', status: 'paused' }, 'code_generator')).problems).toEqual([
+    expect(failure(() => checkBody(validators.codeGeneratorPatch, { prefix: 'A', status: 'paused' }, 'code_generator')).problems).toEqual([
       { message: 'code_generator.prefix cannot be changed; only status and description can', field: 'code_generator.prefix' },
       { message: 'code_generator.status must be one of "active", "inactive"', field: 'code_generator.status' },
     ]);
@@ -107,25 +112,25 @@ describe('checkBody', () => {
 
   it('does not take fields from the prototype chain', () => {
     const sneaky = JSON.parse('{"__proto__":{"count":5}}');
-    expect(failure(() => checkBody('codesIssue', sneaky, '')).problems).toContainEqual({ message: 'count is required', field: 'count' });
+    expect(failure(() => checkBody(validators.codesIssue, sneaky, '')).problems).toContainEqual({ message: 'count is required', field: 'count' });
   });
 });
 
 describe('checkParameters', () => {
   it('converts positive integers to numbers', () => {
-    expect(checkParameters('idPath', { id: '42' }, 'path')).toEqual({ id: 42 });
-    expect(checkParameters('codeGeneratorListQuery', { limit: '1000', store_id: '7' }, 'query')).toEqual({ limit: '1000', store_id: 7 });
+    expect(checkParameters(validators.idPath, { id: '42' }, 'path')).toEqual({ id: 42 });
+    expect(checkParameters(validators.codeGeneratorListQuery, { limit: '1000', store_id: '7' }, 'query')).toEqual({ limit: '1000', store_id: 7 });
   });
 
   it.each(['0', '01', '-1', '1.5', '1e3', '9007199254740992', ' 1', 'abc'])('answers 400 naming the parameter for id "%s"', (id) => {
-    expect(failure(() => checkParameters('idPath', { id }, 'path'))).toEqual({
+    expect(failure(() => checkParameters(validators.idPath, { id }, 'path'))).toEqual({
       status: 400,
       problems: [{ message: 'id must be a positive integer', field: 'id' }],
     });
   });
 
   it('refuses unknown query parameters and limits out of range', () => {
-    expect(failure(() => checkParameters('listQuery', { limit: '1001', limt: '5' }, 'query')).problems).toEqual([
+    expect(failure(() => checkParameters(validators.listQuery, { limit: '1001', limt: '5' }, 'query')).problems).toEqual([
       { message: 'limt is not a known query parameter', field: 'limt' },
       { message: 'limit must be an integer from 1 to 1000', field: 'limit' },
     ]);

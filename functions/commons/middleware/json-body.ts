@@ -2,14 +2,14 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { decodeUtf8Body, requestBodyBytes } from '../body-bytes.ts';
 import { badRequest, payloadTooLarge, unsupportedMediaType } from '../errors.ts';
 import { MAX_BODY_BYTES } from '../limits.ts';
-import type { SchemaName } from '../schemas.ts';
-import { checkBody, isPlainObject, requestSchemas } from '../validation.ts';
+import { checkBody, isPlainObject, type GeneratedSchema } from '../validation.ts';
 import type { ApiMiddleware, ApiRequest } from '../api.ts';
 
 export interface BodyOptions {
   /** The one top-level key holding the resource, e.g. `code_generator`. */
   readonly root?: string;
-  readonly schema: SchemaName;
+  /** The route's compiled body schema (schemas/<name>.generated.ts). */
+  readonly schema: GeneratedSchema;
   /** POS agents of many versions: `null` means absent and unknown keys are dropped. */
   readonly lenient?: boolean;
 }
@@ -24,7 +24,7 @@ export interface BodyOptions {
  * properties, so nothing is polluted).
  */
 export function jsonBody(options: BodyOptions): ApiMiddleware {
-  const properties = Object.keys(requestSchemas[options.schema].properties);
+  const properties = Object.keys(options.schema.schema.properties);
   const describeShape = options.root ? `a JSON object with a "${options.root}" object` : 'a JSON object';
 
   return {

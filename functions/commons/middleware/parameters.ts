@@ -1,12 +1,12 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { HttpError } from '../errors.ts';
-import type { SchemaName } from '../schemas.ts';
-import { checkParameters } from '../validation.ts';
+import { checkParameters, type GeneratedSchema } from '../validation.ts';
 import type { ApiMiddleware } from '../api.ts';
 
 export interface ParameterOptions {
-  readonly path?: SchemaName;
-  readonly query?: SchemaName;
+  /** The route's compiled schemas (schemas/<name>.generated.ts). */
+  readonly path?: GeneratedSchema;
+  readonly query?: GeneratedSchema;
 }
 
 /**
