@@ -204,7 +204,7 @@ try {
     scenarios,
     plans: counted.warmPlans,
     context,
-    environment: { ...serverEnvironment, POWERTOOLS_METRICS_DISABLED: 'true' },
+    environment: { ...serverEnvironment, POWERTOOLS_METRICS_DISABLED: 'true', ...(process.env.BENCH_HTTP_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: process.env.BENCH_HTTP_LOG_LEVEL } : {}) },
     requestsPerRun: settings.httpRequests,
     requestsFor: (scenario) => callsFor(scenario, settings.httpRequests, 20),
     rounds: settings.httpRounds,

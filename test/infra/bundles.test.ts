@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes';
@@ -31,6 +31,28 @@ describe('findBundles', () => {
     for (const file of Object.values(findBundles(cdkOut))) {
       const module = (await import(file)) as { handler?: unknown };
       expect(typeof module.handler, file).toBe('function');
+    }
+  });
+
+  it('carries only the validators of its own route (and ajv-formats only where a format is checked)', () => {
+    const expected: Record<string, string[]> = {
+      createCodeGenerator: ['codeGeneratorCreate'],
+      listCodeGenerators: ['codeGeneratorListQuery'],
+      getCodeGenerator: ['idPath'],
+      updateCodeGenerator: ['codeGeneratorPatch', 'idPath'],
+      issueCodes: ['codesIssue', 'idPath'],
+      getCode: ['codePath'],
+      listEvents: ['listQuery'],
+      getEvent: ['idPath'],
+      deleteEvent: ['idPath'],
+      voidTransaction: ['voidTransaction'],
+    };
+    for (const [operationId, file] of Object.entries(findBundles(cdkOut))) {
+      const text = readFileSync(file, 'utf8');
+      // Each generated module ends in `export default { name: "…", validate, schema }`.
+      const carried = [...text.matchAll(/name:"([A-Za-z]+)",validate(?::\w+)?,schema:/g)].map((match) => match[1]).sort();
+      expect(carried, operationId).toEqual(expected[operationId]);
+      expect(text.includes('fullFormats'), `${operationId} bundles ajv-formats`).toBe(operationId === 'voidTransaction');
     }
   });
 
