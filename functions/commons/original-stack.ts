@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
  * The functions run without `--enable-source-maps`: Node would parse every bundle's map at every
  * cold start (15–19 ms, README "Cold start"). The bundles keep their function names instead
  * (BUNDLING in infra/constructs/function-with-log-group.ts), and the map shipped beside the bundle
- * is read here the first time a 5xx is logged (about 30 ms, once per execution environment), so
- * the logged frames also say which source file and line they came from.
+ * is read here the first time a 5xx is logged (40–80 ms for a 480 KiB map, once per execution
+ * environment), so the logged frames also say which source file and line they came from.
  */
 let loaded: SourceMap | null | undefined;
 
