@@ -36,6 +36,11 @@ export function generatedValidators(): Record<string, string> {
     ajv.addSchema(schema, name);
     // ajv's esm output still requires its runtime helpers; an import works in both tsx and esbuild.
     const code = standaloneCode(ajv, { validate: name }).replaceAll('require("ajv/dist/runtime/ucs2length").default', 'ucs2length.default ?? ucs2length');
+    // ajv's verbose output already holds the root schema as a constant (`const schema31 = {…}`,
+    // the `parentSchema` of its errors): export that one rather than a second copy.
+    const literal = JSON.stringify(schema);
+    const root = /^"use strict";export const validate = validate\d+;const (schema\d+) = /.exec(code)?.[1];
+    if (!root || !code.includes(`const ${root} = ${literal};`)) throw new Error(`npm run schemas: cannot find ${name}'s root schema in ajv's output`);
     files[fileFor(name)] = [
       ...HEADER,
       "import type { GeneratedSchema } from '../validation.ts';",
@@ -43,7 +48,7 @@ export function generatedValidators(): Record<string, string> {
       ...(code.includes('ucs2length') ? ["import ucs2length from 'ajv/dist/runtime/ucs2length.js';"] : []),
       code,
       // The schema as plain JSON beside its validator, so the functions need not bundle TypeBox.
-      `export default { name: ${JSON.stringify(name)}, validate, schema: ${JSON.stringify(schema)} } as GeneratedSchema;`,
+      `export default { name: ${JSON.stringify(name)}, validate, schema: ${root} } as GeneratedSchema;`,
       '',
     ].join('\n');
   }

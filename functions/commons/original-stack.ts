@@ -36,7 +36,7 @@ const FRAME = /(file:\/\/[^\s()]+?\.mjs):(\d+):(\d+)/g;
  * `at findEvent (functions/commons/data/events.ts:57:22)` (and Powertools' `location` with it).
  * Frames elsewhere, and every frame when no map is available, are left as they are.
  */
-export function withSourcePositions(stack: string): string {
+function withSourcePositions(stack: string): string {
   const map = bundleMap();
   if (!map) return stack;
   return stack.replace(FRAME, (frame, url: string, line: string, column: string) => {
