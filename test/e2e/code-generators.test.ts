@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newAccount } from '../support/accounts.ts';
 import { call, RFC3339_MILLIS_UTC, UUID, type HttpResponse } from '../support/http.ts';
+import { winterPromotion } from '../support/fixtures.ts';
 import { useLocalApi } from '../support/local-api.ts';
 import { codeGeneratorsOf, eventsOf } from '../support/records.ts';
 
@@ -10,15 +11,7 @@ import { codeGeneratorsOf, eventsOf } from '../support/records.ts';
  */
 const ctx = useLocalApi();
 
-const winter = {
-  generation_type: 'tillgate',
-  buffer_type: 'default',
-  code_length: 8,
-  description: 'Winter promotion',
-  prefix: 'WIN-',
-  store_id: 42,
-  status: 'active',
-};
+const winter = winterPromotion;
 
 const READ_CACHE = 'max-age=0, private, must-revalidate';
 const WEAK_ETAG = /^W\/"[0-9a-f]{32}"$/;

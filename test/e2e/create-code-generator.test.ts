@@ -2,19 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../functions/commons/data/api-keys.ts';
 import { newAccount } from '../support/accounts.ts';
 import { call, RFC3339_MILLIS_UTC, UUID } from '../support/http.ts';
+import { winterPromotion } from '../support/fixtures.ts';
 import { useLocalApi } from '../support/local-api.ts';
 import { codeGeneratorsOf, eventsOf } from '../support/records.ts';
 
-const generator = {
-  generation_type: 'tillgate',
-  buffer_type: 'default',
-  code_length: 8,
-  description: 'Winter promotion',
-  prefix: 'WIN-',
-  store_id: 42,
-  status: 'active',
-};
-
+const generator = winterPromotion;
 
 const ctx = useLocalApi();
 
