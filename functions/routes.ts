@@ -9,6 +9,12 @@ export type HostId = 'core' | 'pos';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
+/**
+ * The scope a token needs to call a route: `pos` (tills), `core` (back office and
+ * integrations). A token of scope `all` may call every route.
+ */
+export type RouteScope = 'pos' | 'core';
+
 /** `read` grants reads only; `write` grants reads and writes. */
 export type TableAccess = 'read' | 'write';
 
@@ -21,6 +27,8 @@ export interface Route {
   readonly path: string;
   /** Handler module, relative to the repository root; it exports `handler`. */
   readonly entry: string;
+  /** The token scope this route needs (a token of scope `all` has every scope). */
+  readonly scope: RouteScope;
   readonly tables: Readonly<Partial<Record<TableId, TableAccess>>>;
   readonly summary: string;
 }
@@ -55,6 +63,7 @@ export const routes: readonly Route[] = [
     method: 'POST',
     path: '/v1.0/codegen',
     entry: 'functions/create-code-generator.ts',
+    scope: 'core',
     tables: { apiKeys: 'read', counters: 'write', codeGenerators: 'write', events: 'write', idempotencyKeys: 'write' },
     summary: 'Create a code generator',
   },
@@ -64,6 +73,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/v1.0/codegen',
     entry: 'functions/list-code-generators.ts',
+    scope: 'core',
     tables: { apiKeys: 'read', codeGenerators: 'read' },
     summary: "List the account's code generators, optionally of one store",
   },
@@ -73,6 +83,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/v1.0/codegen/{id}',
     entry: 'functions/get-code-generator.ts',
+    scope: 'core',
     tables: { apiKeys: 'read', codeGenerators: 'read' },
     summary: 'Retrieve a code generator',
   },
@@ -82,6 +93,7 @@ export const routes: readonly Route[] = [
     method: 'PATCH',
     path: '/v1.0/codegen/{id}',
     entry: 'functions/update-code-generator.ts',
+    scope: 'core',
     tables: { apiKeys: 'read', counters: 'write', codeGenerators: 'write', events: 'write' },
     summary: "Change a code generator's status or description",
   },
@@ -92,6 +104,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen/{id}/codes',
     entry: 'functions/issue-codes.ts',
     // The generator is only read and condition-checked; a ConditionCheck needs no write grant.
+    scope: 'core',
     tables: { apiKeys: 'read', counters: 'write', codeGenerators: 'read', codes: 'write', events: 'write', idempotencyKeys: 'write' },
     summary: 'Issue codes from a code generator',
   },
@@ -101,6 +114,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/v1.0/codegen/{id}/codes/{code}',
     entry: 'functions/get-code.ts',
+    scope: 'core',
     tables: { apiKeys: 'read', codes: 'read' },
     summary: 'Look up an issued code',
   },
@@ -110,6 +124,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/v1.0/events',
     entry: 'functions/list-events.ts',
+    scope: 'core',
     tables: { apiKeys: 'read', events: 'read' },
     summary: "List the account's live events: the feed to process and acknowledge",
   },
@@ -119,6 +134,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/v1.0/events/{id}',
     entry: 'functions/get-event.ts',
+    scope: 'core',
     tables: { apiKeys: 'read', events: 'read' },
     summary: 'Retrieve an event record',
   },
@@ -128,6 +144,7 @@ export const routes: readonly Route[] = [
     method: 'DELETE',
     path: '/v1.0/events/{id}',
     entry: 'functions/delete-event.ts',
+    scope: 'core',
     tables: { apiKeys: 'read', events: 'write' },
     summary: 'Acknowledge (delete) an event record',
   },
@@ -137,6 +154,7 @@ export const routes: readonly Route[] = [
     method: 'POST',
     path: '/v2.0/voided_transactions',
     entry: 'functions/void-transaction.ts',
+    scope: 'pos',
     tables: { apiKeys: 'read', counters: 'write', voidedTransactions: 'write', events: 'write' },
     summary: 'Void a point-of-sale transaction',
   },
