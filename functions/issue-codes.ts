@@ -1,29 +1,38 @@
 import { api } from '#commons/api';
 import { codeSpace, randomCode, type CodeSettings } from '#commons/codes';
 import { conflict, notFound, serviceUnavailable } from '#commons/errors';
-import { findCodeGenerator, generatorIsActive, type CodeGenerator } from '#commons/data/code-generators';
-import { codeKey, putCode, putIssuance, type CodeItem } from '#commons/data/codes';
+import { generatorIsActive } from '#commons/data/code-generators';
+import { finaliseCode, newCodeItem, putCode, putIssuance } from '#commons/data/codes';
+import { generatorSettings } from '#commons/generator-settings';
+import { logger } from '#commons/observability';
 import { newEvent, putEvent } from '#commons/data/events';
 import { findStoredResponse, newStoredResponse, putStoredResponse } from '#commons/data/idempotency-keys';
 import { freshIdCollided, nextId } from '#commons/data/ids';
-import { writeTogether, type TransactItem } from '#commons/data/transactions';
+import { pause, writeTogether, type TransactItem } from '#commons/data/transactions';
 import { idempotencyScope, replay, storedResponseAfterConflict, type IdempotencyScope } from '#commons/idempotency';
 import codesIssue from '#commons/schemas/codesIssue.generated';
 import idPath from '#commons/schemas/idPath.generated';
 
 /** DynamoDB's limit of items in one TransactWriteItems. */
 const TRANSACTION_ITEMS = 100;
-/** Rounds of replacing codes found taken before a batch gives up: bounded work, then a 409. */
-const ROUNDS = 12;
+/**
+ * Rounds of one batch before it gives up, whatever the cause: bounded work. A round fails as a
+ * whole when any of its codes is taken, so under concurrent issuance a batch can lose a few
+ * rounds to codes that other calls took since its last try: that is contention, and it does not
+ * count as the space being full.
+ */
+const ROUNDS = 60;
+/**
+ * The space counts as too full when at least this share of the freshly drawn candidates (each
+ * tried for the first time) were found taken, once enough were drawn to tell: an estimate of the
+ * account's fill for this shape of code, which contention does not move.
+ */
+const FULL_SHARE = 0.9;
+const FULL_SAMPLE = 40;
 /** Local draws for one fresh candidate before the space counts as too full. */
 const DRAWS = 64;
-
-/**
- * The settings that shape a generator's codes never change (only status and description do),
- * so each execution environment reads them once per generator and no issuance reads the
- * generator again: its status is checked inside the transaction that completes the issuance.
- */
-const settingsCache = new Map<string, CodeSettings>();
+/** Finalising pending codes: transactions of this many updates. */
+const FINALISE_ITEMS = 100;
 
 const exhausted = () => conflict('This code generator is too close to exhausting its codes to issue that many; issue fewer, or use a longer code_length');
 
@@ -67,19 +76,22 @@ export const handler = api<{ count: number }, { id: number }>({
     ];
   };
   const refused = await issuance.commit(codes.slice(count - lastSize), false, completion, { scope, eventId: eventRecord.id });
-  return refused ?? { statusCode: 201, rawJson: body };
+  if (refused) return refused;
+  if (!single) await issuance.finalise(codes.slice(0, count - lastSize));
+  return { statusCode: 201, rawJson: body };
 });
 
+/**
+ * The shape of a generator's codes never changes (only status and description do), so each
+ * execution environment reads it once per generator; its status is checked inside the
+ * transaction that completes the issuance. An inactive generator answers 409 at once, after a
+ * fresh read (it may have been activated since the cache saw it).
+ */
 async function codeSettings(accountId: number, id: number): Promise<CodeSettings> {
-  const cacheKey = `${accountId}#${id}`;
-  const cached = settingsCache.get(cacheKey);
-  if (cached) return cached;
-  const generator: CodeGenerator | undefined = await findCodeGenerator(accountId, id);
-  if (!generator) throw notFound(`Code generator ${id} not found`);
-  if (generator.status !== 'active') throw conflict(`Code generator ${id} is inactive; activate it to issue codes`);
-  const settings = { generation_type: generator.generation_type, code_length: generator.code_length, prefix: generator.prefix };
-  if (settingsCache.size >= 1000) settingsCache.clear();
-  settingsCache.set(cacheKey, settings);
+  let settings = await generatorSettings(accountId, id, Number.POSITIVE_INFINITY);
+  if (settings?.status === 'inactive') settings = await generatorSettings(accountId, id, 0);
+  if (!settings) throw notFound(`Code generator ${id} not found`);
+  if (settings.status !== 'active') throw conflict(`Code generator ${id} is inactive; activate it to issue codes`);
   return settings;
 }
 
@@ -87,6 +99,10 @@ async function codeSettings(accountId: number, id: number): Promise<CodeSettings
 class Issuance {
   private readonly drawn = new Set<string>();
   private readonly replaced = new Map<string, string>();
+  /** Codes tried once already (free then, unless they failed): a later failure of one is contention. */
+  private readonly tried = new Set<string>();
+  private freshTried = 0;
+  private freshTaken = 0;
 
   constructor(
     readonly accountId: number,
@@ -131,7 +147,7 @@ class Issuance {
     let codes = batch.map((code) => this.latest(code));
     for (let round = 0; round < ROUNDS; round++) {
       const tail = completion();
-      const result = await writeTogether([...codes.map((code) => putCode(this.item(code, pending))), ...tail]);
+      const result = await writeTogether([...codes.map((code) => putCode(newCodeItem(this.accountId, this.generatorId, code, this.issuedAt, this.id, pending))), ...tail]);
       if (result.outcome === 'written') return undefined;
       const failedTail = new Set([...result.failed.keys()].filter((index) => index >= codes.length).map((index) => index - codes.length));
       // The last batch's tail: [status check, event, (issuance record), (stored response)].
@@ -148,25 +164,46 @@ class Issuance {
         throw serviceUnavailable();
       }
       // Codes found taken: draw replacements and try the batch again.
+      let contended = 0;
       codes = codes.map((code, index) => {
+        const firstTry = !this.tried.has(code);
+        this.tried.add(code);
+        if (firstTry) this.freshTried++;
         if (!result.failed.has(index)) return code;
+        if (firstTry) this.freshTaken++;
+        else contended++;
         const replacement = this.fresh();
         this.replaced.set(code, replacement);
         return replacement;
       });
+      if (this.freshTried >= FULL_SAMPLE && this.freshTaken >= FULL_SHARE * this.freshTried) throw exhausted();
+      // Lost only to concurrent calls: step aside for a moment rather than meet them again at once.
+      if (contended > 0) await pause(Math.min(round, 3));
     }
     throw exhausted();
   }
 
-  private item(code: string, pending: boolean): CodeItem {
-    return {
-      code_key: codeKey(this.accountId, this.generatorId, code),
-      code,
-      account_id: this.accountId,
-      code_generator_id: this.generatorId,
-      issued_at: this.issuedAt,
-      issuance_id: this.id,
-      pending,
-    };
+  /**
+   * The codes written pending, once the issuance is complete: ordinary issued codes, in the
+   * generator's list. Already issued whatever happens here (their issuance record exists, and
+   * every read honours it), so a failure is logged for on-call and the call still succeeds.
+   */
+  async finalise(pending: string[]): Promise<void> {
+    const codes = this.written(pending);
+    for (let start = 0; start < codes.length; start += FINALISE_ITEMS) {
+      const chunk = codes.slice(start, start + FINALISE_ITEMS);
+      try {
+        await writeTogether(chunk.map((code) => finaliseCode(this.accountId, this.generatorId, code)));
+      } catch (error) {
+        logger.error('issued codes not finalised: they are issued, but missing from the list', {
+          error_code: 'issuance_not_finalised',
+          code_generator_id: this.generatorId,
+          issuance_id: this.id,
+          codes_left: codes.length - start,
+          error: error as Error,
+        });
+        return;
+      }
+    }
   }
 }

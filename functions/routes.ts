@@ -51,7 +51,7 @@ export const hosts: Readonly<Record<HostId, Host>> = {
   pos: {
     id: 'pos',
     versionPrefix: '/v2.0',
-    description: 'Point-of-sale agents: voided transactions.',
+    description: 'Point-of-sale agents: voided transactions, redeemed and checked codes.',
     localPort: 3001,
   },
 };
@@ -119,6 +119,16 @@ export const routes: readonly Route[] = [
     summary: 'Look up an issued code',
   },
   {
+    operationId: 'listCodes',
+    host: 'core',
+    method: 'GET',
+    path: '/v1.0/codegen/{id}/codes',
+    entry: 'functions/list-codes.ts',
+    scope: 'core',
+    tables: { apiKeys: 'read', codeGenerators: 'read', codes: 'read' },
+    summary: "List a code generator's issued codes, optionally only the redeemed or unredeemed ones",
+  },
+  {
     operationId: 'listEvents',
     host: 'core',
     method: 'GET',
@@ -155,7 +165,29 @@ export const routes: readonly Route[] = [
     path: '/v2.0/voided_transactions',
     entry: 'functions/void-transaction.ts',
     scope: 'pos',
-    tables: { apiKeys: 'read', counters: 'write', voidedTransactions: 'write', events: 'write' },
-    summary: 'Void a point-of-sale transaction',
+    // A void releases the codes its transaction holds.
+    tables: { apiKeys: 'read', counters: 'write', posTransactions: 'write', codes: 'write', events: 'write' },
+    summary: 'Void a point-of-sale transaction, releasing the codes it holds',
+  },
+  {
+    operationId: 'redeemCodes',
+    host: 'pos',
+    method: 'POST',
+    path: '/v2.0/redeemed_codes',
+    entry: 'functions/redeem-codes.ts',
+    scope: 'pos',
+    // Generators are read (settings) and condition-checked; a ConditionCheck needs no write grant.
+    tables: { apiKeys: 'read', counters: 'write', codeGenerators: 'read', codes: 'write', posTransactions: 'write', events: 'write' },
+    summary: 'Redeem codes as part of a point-of-sale transaction',
+  },
+  {
+    operationId: 'validateCodes',
+    host: 'pos',
+    method: 'POST',
+    path: '/v2.0/validated_codes',
+    entry: 'functions/validate-codes.ts',
+    scope: 'pos',
+    tables: { apiKeys: 'read', codeGenerators: 'read', codes: 'read', posTransactions: 'read' },
+    summary: 'Check whether codes could be redeemed for a point-of-sale transaction now, writing nothing',
   },
 ];

@@ -1,17 +1,33 @@
 import { api } from '#commons/api';
 import { serviceUnavailable } from '#commons/errors';
+import { releaseCode } from '#commons/data/codes';
 import { newEvent, putEvent } from '#commons/data/events';
 import { freshIdCollided, nextId } from '#commons/data/ids';
+import {
+  putVoid,
+  transactionKey,
+  transactionResourceId,
+  voidHolding,
+  type HeldCode,
+  type PosTransaction,
+  type VoidFields,
+} from '#commons/data/pos-transactions';
 import { writeTogether } from '#commons/data/transactions';
-import { putVoidedTransaction, voidKey, type VoidedTransaction } from '#commons/data/voided-transactions';
+import { codeReleased } from '#commons/redemption-messages';
 import type { VoidTransactionInput } from '#commons/schemas';
 import voidTransaction from '#commons/schemas/voidTransaction.generated';
 
+/** Rounds lost to a concurrent redemption or void of the same transaction before a 503. */
+const ATTEMPTS = 4;
+
 /**
- * One TransactWriteItems: the void and its `transaction.voided` event. A repeat of the same void
- * (account, site_id, pos_transaction_id), however its other fields differ, fails the void's
- * condition, gets the first void back with the failure, and answers its first response: the till
- * may retry after a timeout, or after an upgrade, and nothing is written twice.
+ * A void of a transaction that holds no code is one TransactWriteItems: the void and its
+ * `transaction.voided` event, on the condition that the transaction does not exist yet. When it
+ * does, the failed condition returns it, and no read is needed to tell a repeat (voided before:
+ * the first response again, whatever else the retry carries) from a transaction holding codes.
+ * Those are released by a second TransactWriteItems with the void, its event and a
+ * `codes.released` event, on the condition that the transaction still holds what was returned
+ * (a redemption racing the void makes it try again with the new list).
  */
 export const handler = api<VoidTransactionInput>({
   host: 'pos',
@@ -19,33 +35,50 @@ export const handler = api<VoidTransactionInput>({
   body: { root: 'transaction', schema: voidTransaction, lenient: true },
 }).handler(async (event, context) => {
   const transaction = event.body;
-  const key = voidKey(context.accountId, transaction.site_id, transaction.pos_transaction_id);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    const record = newVoid(key, context.accountId, transaction, await nextId(), new Date());
-    const result = await writeTogether([
-      putVoidedTransaction(record),
-      putEvent(newEvent(record.event_id, context.accountId, 'transaction.voided', voidResourceId(record), new Date(record.voided_at))),
-    ]);
-    if (result.outcome === 'written') return { statusCode: 200, rawJson: record.response };
-    if (result.failed.has(0)) {
-      const first = result.failed.get(0) as VoidedTransaction | undefined;
-      if (first) return { statusCode: 200, rawJson: first.response, replayed: true };
+  const accountId = context.accountId;
+  const key = transactionKey(accountId, transaction.site_id, transaction.pos_transaction_id);
+  const resourceId = transactionResourceId(transaction.site_id, transaction.pos_transaction_id);
+  let holding: PosTransaction | undefined;
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const now = new Date();
+    const fields = voidFields(transaction, await nextId(), now, holding?.codes ?? []);
+    const voided = putEvent(newEvent(fields.event_id, accountId, 'transaction.voided', resourceId, now));
+    let result;
+    let releasedEventId: number | undefined;
+    if (!holding) {
+      const record = { transaction_key: key, account_id: accountId, site_id: transaction.site_id, pos_transaction_id: transaction.pos_transaction_id, ...fields };
+      result = await writeTogether([putVoid(record), voided]);
+    } else {
+      const held = holding.codes ?? [];
+      releasedEventId = await nextId();
+      result = await writeTogether([
+        voidHolding(holding, fields),
+        voided,
+        putEvent(newEvent(releasedEventId, accountId, 'codes.released', resourceId, now)),
+        ...held.map((code) => releaseCode(accountId, code.code_generator_id, code.code, key)),
+      ]);
     }
-    if (result.failed.has(1)) freshIdCollided('events', record.event_id);
+    if (result.outcome === 'written') return { statusCode: 200, rawJson: fields.response };
+    const current = result.failed.get(0) as PosTransaction | undefined;
+    if (current?.voided_at !== undefined) return { statusCode: 200, rawJson: current.response!, replayed: true };
+    if (result.failed.has(0)) {
+      // The transaction holds codes (or holds others than returned before): release what it holds now.
+      if (current) holding = current;
+      continue;
+    }
+    if (result.failed.has(1)) freshIdCollided('events', fields.event_id);
+    if (releasedEventId !== undefined && result.failed.has(2)) freshIdCollided('events', releasedEventId);
+    const released = [...result.failed.keys()].filter((index) => index >= 3);
+    // A code the transaction lists is held by another: the two tables disagree, which no write of
+    // this service does. A bug, not a state to answer.
+    if (holding && released.length > 0) throw new Error(`void: ${released.length} code(s) listed by the transaction are not held by it`);
   }
   throw serviceUnavailable();
 });
 
-/** How an event names the void it records: `site_id/pos_transaction_id`. */
-const voidResourceId = (record: VoidedTransaction) => `${record.site_id}/${record.pos_transaction_id}`;
-
-function newVoid(key: string, accountId: number, transaction: VoidTransactionInput, eventId: number, now: Date): VoidedTransaction {
+function voidFields(transaction: VoidTransactionInput, eventId: number, now: Date, released: HeldCode[]): VoidFields {
   const voidedAt = now.toISOString();
   return {
-    void_key: key,
-    account_id: accountId,
-    site_id: transaction.site_id,
-    pos_transaction_id: transaction.pos_transaction_id,
     event_id: eventId,
     voided_at: voidedAt,
     transaction: transaction as Record<string, string>,
@@ -65,6 +98,7 @@ function newVoid(key: string, accountId: number, transaction: VoidTransactionInp
             },
             priority: 1,
           },
+          ...released.map(codeReleased),
         ],
       },
     }),

@@ -3,8 +3,10 @@ import {
   codeGeneratorCreate,
   codeGeneratorListQuery,
   codeGeneratorPatch,
+  codeListQuery,
   codePath,
   codesIssue,
+  codesRedemption,
   idPath,
   listQuery,
   MAX_BODY_BYTES,
@@ -85,9 +87,9 @@ function gatewayErrorResponse(host: HostId, status: number) {
   };
 }
 
-function errorResponse(host: HostId, status: number) {
+function errorResponse(host: HostId, status: number, description = errorDescriptions[status]) {
   return {
-    description: errorDescriptions[status],
+    description,
     headers: {
       ...headersOf(host),
       ...(status === 503 ? { 'Retry-After': header('Seconds to wait before retrying.', { type: 'string', pattern: '^\\d+$' }) } : {}),
@@ -99,6 +101,8 @@ function errorResponse(host: HostId, status: number) {
 interface Operation {
   readonly success: Record<string, object>;
   readonly errors: readonly number[];
+  /** What an error status means for this operation, where the generic description is not enough. */
+  readonly errorDescriptions?: Readonly<Record<number, string>>;
   readonly requestBody?: object;
   readonly parameters?: readonly object[];
 }
@@ -211,6 +215,43 @@ const operations: Record<string, Operation> = {
     success: read('The code, spelled as issued.', 'CodeResponse'),
     errors: [400, 401, 404, 500, 503],
   },
+  listCodes: {
+    parameters: [idParameter, ...queryParameters(codeListQuery)],
+    success: read(
+      "A page of the generator's issued codes in code order, each with the redemption that holds it now (or nulls). Reads an index: it may lag a redemption or a release by about a second.",
+      'CodePage',
+    ),
+    errors: [400, 401, 404, 500, 503],
+  },
+  redeemCodes: {
+    requestBody: jsonBody('transaction', codesRedemption, {
+      description: 'The fields of a void and the codes. Keys this version does not know are ignored; null counts as absent.',
+    }),
+    success: {
+      200: {
+        description:
+          'Every listed code is held by this transaction now: redeemed by this request (with a codes.redeemed event), or by an earlier request of the same transaction (it keeps its first redeemed_at). One code_redeemed display message per distinct code, in the order listed.',
+        headers: commonHeaders,
+        content: { 'application/json': { schema: ref('RedeemedCodes') } },
+      },
+    },
+    errors: [400, 401, 409, 413, 415, 422, 500, 503],
+    errorDescriptions: redemptionErrors('Nothing was written.'),
+  },
+  validateCodes: {
+    requestBody: jsonBody('transaction', codesRedemption, {
+      description: 'The same body as POST /v2.0/redeemed_codes. Keys this version does not know are ignored; null counts as absent.',
+    }),
+    success: {
+      200: {
+        description: 'A redemption of these codes by this transaction would succeed now: one code_valid display message per distinct code. Writes nothing.',
+        headers: commonHeaders,
+        content: { 'application/json': { schema: ref('ValidatedCodes') } },
+      },
+    },
+    errors: [400, 401, 409, 413, 415, 422, 500, 503],
+    errorDescriptions: redemptionErrors('A redemption would fail the same way.'),
+  },
   listEvents: {
     parameters: queryParameters(listQuery),
     success: read("A page of the account's live events in ascending id order.", 'EventPage'),
@@ -261,7 +302,7 @@ const operations: Record<string, Operation> = {
     success: {
       200: {
         description:
-          'Voided, with its transaction.voided event; or a repeat of an earlier void of the same account, site_id and pos_transaction_id, answered with the first body (Idempotent-Replayed: true) and writing nothing.',
+          'Voided, with its transaction.voided event, releasing every code the transaction held (one code_released display message each, after the first, and a codes.released event); or a repeat of an earlier void of the same account, site_id and pos_transaction_id, answered with the first body (Idempotent-Replayed: true) and writing nothing.',
         headers: {
           ...commonHeaders,
           'Idempotent-Replayed': header('true when this is the stored answer to an earlier void.', { const: 'true' }, false),
@@ -272,6 +313,14 @@ const operations: Record<string, Operation> = {
     errors: [400, 401, 413, 415, 422, 500, 503],
   },
 };
+
+/** The two refusals of a redemption or a check, besides the generic ones. */
+function redemptionErrors(outcome: string): Record<number, string> {
+  return {
+    409: `Refused, no code unknown: one errors entry and one display message per failing code (message_id code_already_redeemed: held by another transaction; code_generator_inactive), plus transaction_voided once when the transaction was voided before, and too_many_codes once when it would hold more than 50 codes. ${outcome}`,
+    422: `A code is not an issued code of this account (message_id code_not_found; the other failures are named too), or the body failed validation (message_id validation_failed, one errors entry per problem). ${outcome}`,
+  };
+}
 
 /** A page of a list: the items and the cursor of the next page (null on the last). */
 function page(name: string, item: object) {
@@ -334,7 +383,7 @@ const schemas = {
         properties: {
           id: { type: 'integer', minimum: 1 },
           type: { enum: [...EVENT_TYPES] },
-          resource_id: { type: 'string', description: 'The generator id, or site_id/pos_transaction_id of a void.' },
+          resource_id: { type: 'string', description: 'The generator id (code_generator.*, codes.issued), or for transaction.voided, codes.redeemed and codes.released the transaction: site_id and pos_transaction_id, each encoded as encodeURIComponent does, joined by /.' },
           created_at: { type: 'string', format: 'date-time' },
         },
       },
@@ -360,14 +409,27 @@ const schemas = {
       code: {
         type: 'object',
         additionalProperties: false,
-        required: ['code', 'code_generator_id', 'issued_at'],
+        required: ['code', 'code_generator_id', 'issued_at', 'redeemed_at', 'site_id', 'pos_transaction_id'],
         properties: {
           code: { type: 'string', pattern: '^[A-Z0-9-]{4,48}$' },
           code_generator_id: { type: 'integer', minimum: 1 },
           issued_at: { type: 'string', format: 'date-time' },
+          redeemed_at: { type: ['string', 'null'], format: 'date-time', description: 'When the transaction holding the code redeemed it; null when no transaction holds it.' },
+          site_id: { type: ['string', 'null'], description: 'The site of the transaction holding the code, or null.' },
+          pos_transaction_id: { type: ['string', 'null'], description: 'The POS transaction holding the code, or null.' },
         },
       },
     },
+  },
+  CodePage: page('codes', { $ref: '#/components/schemas/CodeResponse/properties/code' }),
+  RedeemedCodes: {
+    ...transactionEnvelope({ type: 'array', maxItems: 0 }),
+    description:
+      'display_messages: one per distinct code, message_id code_redeemed, message_content {code, code_generator_id, description, redeemed_at}; description may lag a change of the generator by up to a minute.',
+  },
+  ValidatedCodes: {
+    ...transactionEnvelope({ type: 'array', maxItems: 0 }),
+    description: 'display_messages: one per distinct code, message_id code_valid, message_content {code, code_generator_id, description}.',
   },
   DisplayMessage: {
     type: 'object',
@@ -409,7 +471,7 @@ function pathItemOperation(route: Route) {
   const operation = operations[route.operationId];
   if (!operation) throw new Error(`No OpenAPI description for ${route.operationId}`);
   const responses: Record<string, object> = { ...operation.success };
-  for (const status of operation.errors) responses[String(status)] = errorResponse(route.host, status);
+  for (const status of operation.errors) responses[String(status)] = errorResponse(route.host, status, operation.errorDescriptions?.[status]);
   for (const status of GATEWAY_STATUSES) responses[String(status)] = gatewayErrorResponse(route.host, status);
   return {
     operationId: route.operationId,

@@ -366,7 +366,7 @@ async function settle(): Promise<void> {
   let previous = '';
   for (let i = 0; i < 30; i++) {
     await new Promise((done) => setTimeout(done, 500));
-    const counts = (await Promise.all([names.codeGenerators, names.voidedTransactions, names.events].map(scanTable))).map((items) => items.length).join();
+    const counts = (await Promise.all([names.codeGenerators, names.posTransactions, names.events].map(scanTable))).map((items) => items.length).join();
     if (counts === previous) return;
     previous = counts;
   }
@@ -377,7 +377,7 @@ async function reconcile(): Promise<string[]> {
   const problems: string[] = [];
   const [generators, voids, events] = await Promise.all([
     scanTable(names.codeGenerators),
-    scanTable(names.voidedTransactions),
+    scanTable(names.posTransactions),
     scanTable(names.events),
   ]);
   const eventsByResource = new Map<string, Record<string, any>[]>();

@@ -1,4 +1,5 @@
 import type { CodeGenerator } from './data/code-generators.ts';
+import type { CodeView } from './data/codes.ts';
 import type { EventRecord } from './data/events.ts';
 
 /** The eleven fields of the seed, in its order. */
@@ -20,4 +21,16 @@ export function presentCodeGenerator(generator: CodeGenerator) {
 
 export function presentEvent(event: EventRecord) {
   return { id: event.id, type: event.type, resource_id: event.resource_id, created_at: event.created_at };
+}
+
+/** A code as the back office sees it: as issued, and the redemption that holds it now, or nulls. */
+export function presentCode(code: CodeView) {
+  return {
+    code: code.code,
+    code_generator_id: code.code_generator_id,
+    issued_at: code.issued_at,
+    redeemed_at: code.redeemed_at ?? null,
+    site_id: code.site_id ?? null,
+    pos_transaction_id: code.pos_transaction_id ?? null,
+  };
 }

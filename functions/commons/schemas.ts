@@ -97,6 +97,25 @@ export const voidTransaction = Type.Object({
   receipt_id: optionalText(),
 });
 
+// ---------------------------------------------------------------- redemption at the till
+
+export const MAX_CODES_PER_REQUEST = 10;
+
+/**
+ * POST /v2.0/redeemed_codes and /v2.0/validated_codes: the fields of a void and the codes, read
+ * as leniently as a void (unknown keys ignored, null absent). Letters in any case; a code listed
+ * twice counts once.
+ */
+export const codesRedemption = Type.Object({
+  ...voidTransaction.properties,
+  codes: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+    minItems: 1,
+    maxItems: MAX_CODES_PER_REQUEST,
+    description: 'The codes as scanned or typed, letters in any case: 1 to 10, each 1 to 64 characters.',
+    'x-message': `must be a list of 1 to ${MAX_CODES_PER_REQUEST} codes, each a string of 1 to 64 characters`,
+  }),
+});
+
 // ---------------------------------------------------------------- path and query parameters
 
 /**
@@ -163,6 +182,17 @@ export const codeGeneratorListQuery = Type.Object(
   { additionalProperties: false },
 );
 
+export const codeListQuery = Type.Object(
+  {
+    limit: Type.Optional(limit),
+    cursor: Type.Optional(cursor),
+    redeemed: Type.Optional(
+      Type.String({ pattern: '^(true|false)$', 'x-kind': 'true or false', description: 'Only the redeemed codes (true) or only the others (false).' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 // ---------------------------------------------------------------- the catalogue
 
 /** Everything `npm run schemas` compiles, by name. The body schemas are the object under `root`. */
@@ -171,10 +201,12 @@ export const requestSchemas = {
   codeGeneratorPatch,
   codesIssue,
   voidTransaction,
+  codesRedemption,
   idPath,
   codePath,
   listQuery,
   codeGeneratorListQuery,
+  codeListQuery,
 } satisfies Record<string, TSchema>;
 
 export type SchemaName = keyof typeof requestSchemas;
@@ -183,3 +215,4 @@ export type CodeGeneratorCreate = Static<typeof codeGeneratorCreate>;
 export type CodeGeneratorPatch = Static<typeof codeGeneratorPatch>;
 export type CodesIssue = Static<typeof codesIssue>;
 export type VoidTransactionInput = { site_id: string; pos_transaction_id: string } & Partial<Record<string, string>>;
+export type CodesRedemptionInput = { site_id: string; pos_transaction_id: string; codes: string[] } & Partial<Record<string, string | string[]>>;

@@ -63,7 +63,25 @@ export const tables = {
   codes: {
     envVar: 'CODES_TABLE',
     partitionKey: { name: 'code_key', type: 'S' },
-    description: 'Issued codes, one item each keyed by account, generator and code, so DynamoDB itself keeps them unique.',
+    indexes: [
+      {
+        // GET /v1.0/codegen/{id}/codes: one generator's issued codes in code order, full pages.
+        // Sparse: a code written pending (an issuance not complete yet) has no generator_key.
+        name: 'by_generator',
+        partitionKey: { name: 'generator_key', type: 'S' },
+        sortKey: { name: 'code', type: 'S' },
+        nonKeyAttributes: ['code_generator_id', 'issued_at', 'redeemed_at', 'site_id', 'pos_transaction_id'],
+      },
+      {
+        // …?redeemed=true|false: the same, in one partition per generator and state.
+        name: 'by_redeemed',
+        partitionKey: { name: 'redeemed_key', type: 'S' },
+        sortKey: { name: 'code', type: 'S' },
+        nonKeyAttributes: ['code_generator_id', 'issued_at', 'redeemed_at', 'site_id', 'pos_transaction_id'],
+      },
+    ],
+    description:
+      'Issued codes, one item each keyed by account and CODE (upper case), so DynamoDB itself keeps a code unique in its account; the holder of a redeemed code; issuance records.',
   },
   events: {
     envVar: 'EVENTS_TABLE',
@@ -72,10 +90,11 @@ export const tables = {
     timeToLiveAttribute: 'expires_at',
     description: "Event records, one per state change, keyed by account and id: the account's feed is one Query.",
   },
-  voidedTransactions: {
-    envVar: 'VOIDED_TRANSACTIONS_TABLE',
-    partitionKey: { name: 'void_key', type: 'S' },
-    description: 'Voids, keyed by account, site and POS transaction id so a retry finds the first.',
+  posTransactions: {
+    envVar: 'POS_TRANSACTIONS_TABLE',
+    partitionKey: { name: 'transaction_key', type: 'S' },
+    description:
+      'Point-of-sale transactions, keyed by account, site and POS transaction id: the codes each holds (at most 50) and its void, so a retry finds the first.',
   },
   idempotencyKeys: {
     envVar: 'IDEMPOTENCY_KEYS_TABLE',

@@ -71,7 +71,10 @@ function run({ validate, schema }: GeneratedSchema, data: Record<string, unknown
     .map(([key, error]) => {
       // A body without a root (`{"count":n}`) names its fields bare: `count`, not `.count`.
       const field = where.kind === 'body' && where.root ? `${where.root}.${key}` : key;
-      return { message: `${field} ${describe(error, where)}`, field };
+      // A list's message says what the whole list must be, whichever item or bound failed.
+      const property = schema.properties[key];
+      const listMessage = error.keyword !== 'required' && property?.type === 'array' ? (property['x-message'] as string | undefined) : undefined;
+      return { message: `${field} ${listMessage ?? describe(error, where)}`, field };
     });
 }
 

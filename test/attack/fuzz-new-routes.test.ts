@@ -852,7 +852,7 @@ describe('fuzzing the routes beyond the seed through the local server', { timeou
         const probe = fresh[fresh.length - 1]!;
         const lookup = await call(api, core, 'GET', `/v1.0/codegen/${id}/codes/${probe.toLowerCase()}`, { token: owner.token });
         expect(lookup.status, where).toBe(200);
-        expect(lookup.json.code).toEqual({ code: probe, code_generator_id: id, issued_at: response.json.issued_at });
+        expect(lookup.json.code).toEqual({ code: probe, code_generator_id: id, issued_at: response.json.issued_at, redeemed_at: null, site_id: null, pos_transaction_id: null });
       }),
     );
     expect(await eventsSummary(stranger)).toEqual(strangerEvents);

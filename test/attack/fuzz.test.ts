@@ -511,7 +511,7 @@ describe('fuzzing every route through the local server', { timeout: 180_000 }, (
 
     const records = await voidsOf(account.accountId);
     const ownerPrefix = `[${account.accountId},`;
-    expect(records.map((r) => r.void_key).sort()).toEqual([...voided.keys()].filter((k) => k.startsWith(ownerPrefix)).sort());
+    expect(records.map((r) => r.transaction_key).sort()).toEqual([...voided.keys()].filter((k) => k.startsWith(ownerPrefix)).sort());
     const recorded = await eventsOf(account.accountId);
     expect(recorded.map((e) => e.id).sort()).toEqual(records.map((r) => r.event_id).sort());
     console.log(`fuzz voidTransaction: ${numRuns} runs, ${records.length} voids recorded`);

@@ -266,7 +266,7 @@ async function throughAnOutage(
   expect(retries.map((r) => r.response.status).filter((status) => status >= 300)).toEqual([]);
 
   const mine = <T extends Record<string, any>>(items: T[], field: string) => items.filter((item) => String(item[field]).startsWith(`${name}-`));
-  const [allVoids, allGenerators, events] = await Promise.all([scan(names.voidedTransactions), scan(names.codeGenerators), scan(names.events)]);
+  const [allVoids, allGenerators, events] = await Promise.all([scan(names.posTransactions), scan(names.codeGenerators), scan(names.events)]);
   const voids = mine(allVoids, 'pos_transaction_id');
   const generators = mine(allGenerators, 'description');
   const voidEvents = events.filter((e) => e.type === 'transaction.voided' && String(e.resource_id).startsWith(`S/${name}-`));

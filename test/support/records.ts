@@ -4,7 +4,7 @@ import { documents } from '../../functions/commons/clients.ts';
 import { tableName } from '../../functions/commons/config.ts';
 import type { EventRecord } from '../../functions/commons/data/events.ts';
 import type { CodeGenerator } from '../../functions/commons/data/code-generators.ts';
-import type { VoidedTransaction } from '../../functions/commons/data/voided-transactions.ts';
+import type { PosTransaction } from '../../functions/commons/data/pos-transactions.ts';
 
 /** What the tables hold for one account, read straight from DynamoDB to check what was written. */
 async function byAccount<T>(table: 'events' | 'codeGenerators', accountId: number): Promise<T[]> {
@@ -21,13 +21,23 @@ async function byAccount<T>(table: 'events' | 'codeGenerators', accountId: numbe
 export const eventsOf = (accountId: number) => byAccount<EventRecord>('events', accountId);
 export const codeGeneratorsOf = (accountId: number) => byAccount<CodeGenerator>('codeGenerators', accountId);
 
-export async function voidsOf(accountId: number): Promise<VoidedTransaction[]> {
+/** The account's voided transactions (a Scan). */
+export async function voidsOf(accountId: number): Promise<Required<PosTransaction>[]> {
   const items = await scanAll(documents, {
-    TableName: tableName('voidedTransactions'),
-    FilterExpression: 'account_id = :a',
+    TableName: tableName('posTransactions'),
+    FilterExpression: 'account_id = :a AND attribute_exists(voided_at)',
     ExpressionAttributeValues: { ':a': accountId },
   });
-  return items as VoidedTransaction[];
+  return items as Required<PosTransaction>[];
+}
+
+/** The account's POS transactions, voided or holding codes (a Scan). */
+export async function posTransactionsOf(accountId: number): Promise<PosTransaction[]> {
+  return (await scanAll(documents, {
+    TableName: tableName('posTransactions'),
+    FilterExpression: 'account_id = :a',
+    ExpressionAttributeValues: { ':a': accountId },
+  })) as PosTransaction[];
 }
 
 /**

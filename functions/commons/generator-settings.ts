@@ -1,0 +1,56 @@
+import { findCodeGenerator, type CodeGenerator } from './data/code-generators.ts';
+
+/**
+ * A per-environment cache of code generators' settings. The shape of a generator's codes
+ * (type, length, prefix) never changes, so an issuance may use an entry of any age; its status
+ * and description can change, so a redemption takes an entry at most a minute old for the
+ * description it shows, and the status it relies on is checked inside its transaction.
+ */
+export type GeneratorSettings = Pick<CodeGenerator, 'id' | 'generation_type' | 'code_length' | 'prefix' | 'description' | 'status'>;
+
+interface Entry {
+  readonly settings: GeneratorSettings;
+  readonly readAt: number;
+}
+
+const MAX_ENTRIES = 1000;
+const cache = new Map<string, Entry>();
+
+/** The generator's settings no older than `maxAgeMs` (a read on a miss), or undefined when it does not exist. */
+export async function generatorSettings(accountId: number, id: number, maxAgeMs: number): Promise<GeneratorSettings | undefined> {
+  const key = `${accountId}#${id}`;
+  const cached = cache.get(key);
+  if (cached && Date.now() - cached.readAt <= maxAgeMs) return cached.settings;
+  const generator = await findCodeGenerator(accountId, id);
+  if (!generator) {
+    cache.delete(key);
+    return undefined;
+  }
+  const settings: GeneratorSettings = {
+    id: generator.id,
+    generation_type: generator.generation_type,
+    code_length: generator.code_length,
+    prefix: generator.prefix,
+    description: generator.description,
+    status: generator.status,
+  };
+  remember(accountId, settings);
+  return settings;
+}
+
+/** What a transaction's failed condition returned about a generator is newer than the cache: keep it. */
+export function rememberGenerator(generator: CodeGenerator): void {
+  remember(generator.account_id, {
+    id: generator.id,
+    generation_type: generator.generation_type,
+    code_length: generator.code_length,
+    prefix: generator.prefix,
+    description: generator.description,
+    status: generator.status,
+  });
+}
+
+function remember(accountId: number, settings: GeneratorSettings): void {
+  if (cache.size >= MAX_ENTRIES) cache.clear();
+  cache.set(`${accountId}#${settings.id}`, { settings, readAt: Date.now() });
+}
