@@ -2,7 +2,7 @@ import { api } from '#commons/api';
 import { codeSpace, randomCode, type CodeSettings } from '#commons/codes';
 import { conflict, notFound, serviceUnavailable } from '#commons/errors';
 import { generatorIsActive } from '#commons/data/code-generators';
-import { finaliseCode, newCodeItem, putCode, putIssuance } from '#commons/data/codes';
+import { finaliseCode, newCodeItem, putCode, putIssuance, takenCodes } from '#commons/data/codes';
 import { generatorSettings } from '#commons/generator-settings';
 import { logger } from '#commons/observability';
 import { newEvent, putEvent } from '#commons/data/events';
@@ -21,16 +21,18 @@ const TRANSACTION_ITEMS = 100;
  * rounds to codes that other calls took since its last try: that is contention, and it does not
  * count as the space being full.
  */
-const ROUNDS = 60;
+const ROUNDS = 20;
 /**
  * The space counts as too full when at least this share of the freshly drawn candidates (each
  * tried for the first time) were found taken, once enough were drawn to tell: an estimate of the
  * account's fill for this shape of code, which contention does not move.
  */
 const FULL_SHARE = 0.9;
-const FULL_SAMPLE = 40;
+const FULL_SAMPLE = 100;
 /** Local draws for one fresh candidate before the space counts as too full. */
 const DRAWS = 64;
+/** DynamoDB's limit of keys in one BatchGetItem. */
+const READ_KEYS = 100;
 /** Finalising pending codes: transactions of this many updates. */
 const FINALISE_ITEMS = 100;
 
@@ -58,10 +60,15 @@ export const handler = api<{ count: number }, { id: number }>({
 
   const issuance = new Issuance(context.accountId, id, settings, await nextId(), new Date().toISOString());
   const codes = issuance.draw(count);
-  const lastSize = single ? count : (count - 1) % (TRANSACTION_ITEMS - finalOverhead - 1) + 1;
+  // The last transaction takes as many codes as it holds: the fewer codes are written pending,
+  // the fewer have to be finalised afterwards.
+  const lastSize = single ? count : TRANSACTION_ITEMS - finalOverhead - 1;
+  // The pending batches are independent of each other: written side by side.
+  const pendingBatches: string[][] = [];
   for (let start = 0; start < count - lastSize; start += TRANSACTION_ITEMS) {
-    await issuance.commit(codes.slice(start, Math.min(start + TRANSACTION_ITEMS, count - lastSize)), true, () => []);
+    pendingBatches.push(codes.slice(start, Math.min(start + TRANSACTION_ITEMS, count - lastSize)));
   }
+  await allOrFirstError(pendingBatches.map((batch) => issuance.commit(batch, true, () => [])));
   const eventRecord = newEvent(await nextId(), context.accountId, 'codes.issued', String(id), new Date(issuance.issuedAt));
   let body = '';
   // Built anew for each try of the last batch: a code replaced there changes the response stored.
@@ -80,6 +87,13 @@ export const handler = api<{ count: number }, { id: number }>({
   if (!single) await issuance.finalise(codes.slice(0, count - lastSize));
   return { statusCode: 201, rawJson: body };
 });
+
+/** Waits for every promise (no write left running behind an answer), then throws the first failure. */
+async function allOrFirstError(work: Promise<unknown>[]): Promise<void> {
+  const settled = await Promise.allSettled(work);
+  const failed = settled.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+}
 
 /**
  * The shape of a generator's codes never changes (only status and description do), so each
@@ -163,24 +177,54 @@ class Issuance {
         freshIdCollided('events', last.eventId);
         throw serviceUnavailable();
       }
-      // Codes found taken: draw replacements and try the batch again.
+      // Codes found taken: replacements checked free by a read first (reads are cheaper than
+      // failed transactions), then the batch again.
       let contended = 0;
-      codes = codes.map((code, index) => {
+      const failed: string[] = [];
+      codes.forEach((code, index) => {
         const firstTry = !this.tried.has(code);
         this.tried.add(code);
         if (firstTry) this.freshTried++;
-        if (!result.failed.has(index)) return code;
+        if (!result.failed.has(index)) return;
         if (firstTry) this.freshTaken++;
         else contended++;
-        const replacement = this.fresh();
-        this.replaced.set(code, replacement);
-        return replacement;
+        failed.push(code);
       });
-      if (this.freshTried >= FULL_SAMPLE && this.freshTaken >= FULL_SHARE * this.freshTried) throw exhausted();
+      this.judgeSpace();
+      const replacements = await this.freeCandidates(failed.length);
+      failed.forEach((code, i) => this.replaced.set(code, replacements[i]!));
+      codes = codes.map((code) => this.latest(code));
       // Lost only to concurrent calls: step aside for a moment rather than meet them again at once.
       if (contended > 0) await pause(Math.min(round, 3));
     }
     throw exhausted();
+  }
+
+  /** 409 once the share of fresh candidates found taken says the space is too full. */
+  private judgeSpace(): void {
+    if (this.freshTried >= FULL_SAMPLE && this.freshTaken >= FULL_SHARE * this.freshTried) throw exhausted();
+  }
+
+  /**
+   * `needed` new codes that a consistent read found free (a concurrent call may still take one
+   * before the write: contention, met by the next round). Each read draws a few more candidates
+   * than needed, so a nearly full space is recognised in a few reads; every candidate counts
+   * towards the estimate of the space's fill.
+   */
+  private async freeCandidates(needed: number): Promise<string[]> {
+    const free: string[] = [];
+    while (free.length < needed) {
+      const candidates = this.draw(Math.min(READ_KEYS, Math.max(2 * (needed - free.length), 16)));
+      const taken = await takenCodes(this.accountId, candidates);
+      for (const code of candidates) {
+        this.tried.add(code);
+        this.freshTried++;
+        if (taken.has(code)) this.freshTaken++;
+        else if (free.length < needed) free.push(code);
+      }
+      this.judgeSpace();
+    }
+    return free;
   }
 
   /**
@@ -190,20 +234,18 @@ class Issuance {
    */
   async finalise(pending: string[]): Promise<void> {
     const codes = this.written(pending);
-    for (let start = 0; start < codes.length; start += FINALISE_ITEMS) {
-      const chunk = codes.slice(start, start + FINALISE_ITEMS);
-      try {
-        await writeTogether(chunk.map((code) => finaliseCode(this.accountId, this.generatorId, code)));
-      } catch (error) {
-        logger.error('issued codes not finalised: they are issued, but missing from the list', {
-          error_code: 'issuance_not_finalised',
-          code_generator_id: this.generatorId,
-          issuance_id: this.id,
-          codes_left: codes.length - start,
-          error: error as Error,
-        });
-        return;
-      }
+    const chunks: string[][] = [];
+    for (let start = 0; start < codes.length; start += FINALISE_ITEMS) chunks.push(codes.slice(start, start + FINALISE_ITEMS));
+    try {
+      await allOrFirstError(chunks.map((chunk) => writeTogether(chunk.map((code) => finaliseCode(this.accountId, this.generatorId, code)))));
+    } catch (error) {
+      logger.error('issued codes not finalised: they are issued, but may be missing from the list', {
+        error_code: 'issuance_not_finalised',
+        code_generator_id: this.generatorId,
+        issuance_id: this.id,
+        codes: codes.length,
+        error: error as Error,
+      });
     }
   }
 }

@@ -1,7 +1,7 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { documents } from '../clients.ts';
 import { tableName } from '../config.ts';
-import type { TransactItem } from './transactions.ts';
+import { pause, type TransactItem } from './transactions.ts';
 
 export const CODES_TABLE = tableName('codes');
 const TABLE = CODES_TABLE;
@@ -161,6 +161,25 @@ export function releaseCode(accountId: number, generatorId: number, code: string
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   };
+}
+
+/**
+ * Which of these codes (key spellings, at most 100) the account has already, issued or pending:
+ * one consistent BatchGetItem of their keys only.
+ */
+export async function takenCodes(accountId: number, codes: readonly string[]): Promise<Set<string>> {
+  const taken = new Set<string>();
+  let keys: Record<string, unknown>[] = codes.map((code) => ({ code_key: codeKey(accountId, code) }));
+  for (let round = 0; keys.length > 0; round++) {
+    if (round >= 5) throw Object.assign(new Error('BatchGetItem left keys unprocessed'), { name: 'ThrottlingException' });
+    if (round > 0) await pause(round - 1);
+    const answer = await documents.send(
+      new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'code_key' } } }),
+    );
+    for (const item of answer.Responses?.[TABLE] ?? []) taken.add(String(item.code_key).slice(String(accountId).length + 1));
+    keys = (answer.UnprocessedKeys?.[TABLE]?.Keys ?? []) as Record<string, unknown>[];
+  }
+  return taken;
 }
 
 /** Whether a code item reads as issued: not pending, or pending of an issuance that completed. */
