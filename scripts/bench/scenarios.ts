@@ -154,24 +154,74 @@ const sharedGenerators = (context: BenchContext, name: string, count: number) =>
 /** Capacity of a transactional write of `items` items of ≤1 KB: 2 WCU each. */
 const transactional = (items: number) => 2 * items;
 
-const issueScenario = (count: number, transactions: number): Scenario => ({
-  operationId: 'issueCodes',
-  variant: `count ${count}`,
-  expectStatus: 201,
-  requestTarget: `${transactions}`,
-  transactionTarget: `≈ n/100: ${transactions}`,
-  // n codes, the event, the status check and (more than one transaction) the issuance record,
-  // each ≤1 KB in a transaction.
-  floor: { units: transactional(count + 2 + (transactions > 1 ? 1 : 0)), how: `${count + 2 + (transactions > 1 ? 1 : 0)} transactional items ≤1 KB × 2 WCU` },
-  weight: count <= 100 ? 4 : 25,
-  prepare: async (context, n) => {
-    const [generator] = await sharedGenerators(context, `issue-${count}`, 1);
-    // One issuance first: the server reads a generator's settings once per environment.
-    const warm = await context.send(issueRequest(context, generator!, 1));
-    if (warm.status !== 201) throw new Error(`bench: could not issue a code: ${warm.status} ${json(warm.body)}`);
-    return times(n, () => issueRequest(context, generator!, count));
+/**
+ * An issuance of more codes than one transaction holds: the last transaction takes 97 codes with
+ * the status check, the event and the issuance record; the rest are written pending (100 a
+ * transaction) and finalised afterwards (100 updates a transaction).
+ */
+const issueScenario = (count: number): Scenario => {
+  const pending = count > 98 ? count - 97 : 0;
+  const transactions = pending === 0 ? 1 : 2 * Math.ceil(pending / 100) + 1;
+  const items = count + 2 + (pending > 0 ? 1 : 0) + pending;
+  return {
+    operationId: 'issueCodes',
+    variant: `count ${count}`,
+    expectStatus: 201,
+    requestTarget: `${transactions}`,
+    transactionTarget: `2 × pending / 100 + 1: ${transactions}`,
+    // n codes, the event, the status check, the issuance record, and the finalising update of each
+    // pending code, each ≤1 KB in a transaction.
+    floor: { units: transactional(items), how: `${items} transactional items ≤1 KB × 2 WCU (${pending} pending codes finalised)` },
+    weight: count <= 100 ? 4 : 25,
+    prepare: async (context, n) => {
+      const [generator] = await sharedGenerators(context, `issue-${count}`, 1);
+      // One issuance first: the server reads a generator's settings once per environment.
+      const warm = await context.send(issueRequest(context, generator!, 1));
+      if (warm.status !== 201) throw new Error(`bench: could not issue a code: ${warm.status} ${json(warm.body)}`);
+      return times(n, () => issueRequest(context, generator!, count));
+    },
+    prepareCold: async (context, n) => (await newGenerators(context, n)).map((generator) => issueRequest(context, generator, count)),
+  };
+};
+
+/** `count` codes of one shared generator, issued through tillgate (in calls of up to 1000). */
+async function issuedCodes(context: BenchContext, name: string, count: number): Promise<{ generator: number; codes: string[] }> {
+  const [generator] = await sharedGenerators(context, name, 1);
+  const codes: string[] = [];
+  while (codes.length < count) {
+    const answer = await context.send(issueRequest(context, generator!, Math.min(1000, count - codes.length)));
+    if (answer.status !== 201) throw new Error(`bench: could not issue codes: ${answer.status} ${json(answer.body)}`);
+    codes.push(...answer.body.codes);
+  }
+  return { generator: generator!, codes };
+}
+
+const tillRequest = (context: BenchContext, path: string, posTransactionId: string, codes: string[]): HttpRequest => ({
+  method: 'POST',
+  path,
+  headers: headers(context),
+  body: json({ transaction: { site_id: 'bench-site', pos_transaction_id: posTransactionId, register_id: 'R1', codes } }),
+});
+
+const redeemScenario = (codesPerCall: number): Scenario => ({
+  operationId: 'redeemCodes',
+  variant: codesPerCall === 1 ? 'one code' : `${codesPerCall} codes`,
+  expectStatus: 200,
+  requestTarget: '≤ 2',
+  // Read: each code and the transaction, consistent, ≤4 KB each. Write: the generator's status
+  // check, each code, the transaction, the event, ≤1 KB each in a transaction.
+  floor: {
+    units: codesPerCall + 1 + transactional(codesPerCall + 3),
+    how: `${codesPerCall + 1} consistent reads ≤4 KB + ${codesPerCall + 3} transactional items ≤1 KB × 2 WCU`,
   },
-  prepareCold: async (context, n) => (await newGenerators(context, n)).map((generator) => issueRequest(context, generator, count)),
+  prepare: async (context, count) => {
+    const { codes } = await issuedCodes(context, `redeem-${codesPerCall}`, count * codesPerCall);
+    // A redemption reads its generator's description (cached a minute): once, before the calls.
+    const warm = await issuedCodes(context, `redeem-${codesPerCall}`, 1);
+    const first = await context.send(tillRequest(context, '/v2.0/redeemed_codes', `R-${context.unique()}`, warm.codes.slice(-1)));
+    if (first.status !== 200) throw new Error(`bench: could not redeem a code: ${first.status} ${json(first.body)}`);
+    return times(count, (i) => tillRequest(context, '/v2.0/redeemed_codes', `R-${context.unique()}`, codes.slice(i * codesPerCall, (i + 1) * codesPerCall)));
+  },
 });
 
 const times = <T>(count: number, make: (i: number) => T): T[] => Array.from({ length: count }, (_, i) => make(i));
@@ -196,6 +246,28 @@ export const scenarios: readonly Scenario[] = [
       const first = await context.send(request);
       if (first.status !== 200) throw new Error(`bench: first void answered ${first.status}`);
       return times(count, () => request);
+    },
+  },
+  {
+    operationId: 'voidTransaction',
+    variant: 'releasing a code',
+    expectStatus: 200,
+    requestTarget: '≤ 2',
+    floor: {
+      units: 1 + transactional(4),
+      how: 'the first write fails, returning the transaction (1 RCU); void, 2 events, the code: 4 items ≤1 KB, transactional = 8 WCU',
+    },
+    prepare: async (context, count) => {
+      const { codes } = await issuedCodes(context, 'void-release', count);
+      const sales = await Promise.all(
+        codes.map(async (code) => {
+          const posTransactionId = `VR-${context.unique()}`;
+          const answer = await context.send(tillRequest(context, '/v2.0/redeemed_codes', posTransactionId, [code]));
+          if (answer.status !== 200) throw new Error(`bench: could not redeem a code: ${answer.status} ${json(answer.body)}`);
+          return posTransactionId;
+        }),
+      );
+      return sales.map((posTransactionId) => voidRequest(context, posTransactionId));
     },
   },
   {
@@ -279,8 +351,57 @@ export const scenarios: readonly Scenario[] = [
       }));
     },
   },
-  issueScenario(100, 2),
-  issueScenario(1000, 11),
+  issueScenario(100),
+  issueScenario(1000),
+  {
+    operationId: 'listCodes',
+    variant: 'a page',
+    expectStatus: 200,
+    requestTarget: '1',
+    floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, false), how: "the page's projected items from the index, eventually consistent: ceil(bytes / 4 KB) / 2 RCU" },
+    prepare: async (context, count) => {
+      const { generator } = await issuedCodes(context, 'list-codes', DEFAULT_PAGE + 1);
+      return times(count, () => ({ method: 'GET', path: `/v1.0/codegen/${generator}/codes`, headers: { 'X-Auth-Token': context.token } }));
+    },
+  },
+  {
+    operationId: 'listCodes',
+    variant: 'redeemed=false',
+    expectStatus: 200,
+    requestTarget: '1',
+    floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, false), how: "the page's projected items from the index, eventually consistent: ceil(bytes / 4 KB) / 2 RCU" },
+    prepare: async (context, count) => {
+      const { generator } = await issuedCodes(context, 'list-codes', DEFAULT_PAGE + 1);
+      return times(count, () => ({ method: 'GET', path: `/v1.0/codegen/${generator}/codes?redeemed=false`, headers: { 'X-Auth-Token': context.token } }));
+    },
+  },
+  redeemScenario(1),
+  redeemScenario(10),
+  {
+    operationId: 'redeemCodes',
+    variant: 'retry',
+    expectStatus: 200,
+    requestTarget: '1',
+    floor: { units: 2, how: 'read the code and the transaction back: 2 consistent reads ≤4 KB = 2 RCU' },
+    prepare: async (context, count) => {
+      const { codes } = await issuedCodes(context, 'redeem-retry', 1);
+      const request = tillRequest(context, '/v2.0/redeemed_codes', `R-${context.unique()}`, codes);
+      const first = await context.send(request);
+      if (first.status !== 200) throw new Error(`bench: could not redeem a code: ${first.status} ${json(first.body)}`);
+      return times(count, () => request);
+    },
+  },
+  {
+    operationId: 'validateCodes',
+    variant: 'one code',
+    expectStatus: 200,
+    requestTarget: '2',
+    floor: { units: 3, how: "the code and the transaction, then the generator's status: 3 consistent reads ≤4 KB = 3 RCU" },
+    prepare: async (context, count) => {
+      const { codes } = await issuedCodes(context, 'validate', 20);
+      return times(count, (i) => tillRequest(context, '/v2.0/validated_codes', `V-${context.unique()}`, [codes[i % codes.length]!]));
+    },
+  },
   {
     operationId: 'getCode',
     variant: 'issued',
