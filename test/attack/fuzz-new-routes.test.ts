@@ -15,6 +15,10 @@ import {
   judgeIssue,
   judgeListQuery,
   judgePatch,
+  judgeRedemption,
+  judgeTill,
+  type RedemptionBody,
+  type TillModel,
   type BodyVerdict,
   type QueryVerdict,
 } from './oracle-new-routes.ts';
@@ -23,8 +27,10 @@ import { expectClientError, expectStandardHeaders, fuzzRuns, fuzzSeed, sendTo, t
 /**
  * Property-based attacks on the routes beyond the seed: the lists' query strings (limit,
  * store_id, cursors real, foreign and tampered, unknown and repeated parameters), the path
- * parameters of /v1.0/codegen/{id}[/codes[/{code}]], and the bodies of PATCH /v1.0/codegen/{id}
- * and POST /v1.0/codegen/{id}/codes. Each property sends one generated request through the local
+ * parameters of /v1.0/codegen/{id}[/codes[/{code}]], the bodies of PATCH /v1.0/codegen/{id}
+ * and POST /v1.0/codegen/{id}/codes, and the till's redemptions, checks and voids of the same
+ * transactions (POST /v2.0/redeemed_codes, /v2.0/validated_codes, /v2.0/voided_transactions)
+ * judged against a model of who holds which code. Each property sends one generated request through the local
  * server, judges the answer with oracle-new-routes.ts (written from PRODUCT.md), checks it against
  * the OpenAPI document, and reads the tables back: a failed request writes nothing.
  *
@@ -857,5 +863,159 @@ describe('fuzzing the routes beyond the seed through the local server', { timeou
     );
     expect(await eventsSummary(stranger)).toEqual(strangerEvents);
     console.log(`fuzz POST codes: ${numRuns} runs, ${calls} issuances, ${codes} codes, statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+  });
+
+  it(`POST /v2.0/redeemed_codes and /v2.0/validated_codes: ${numRuns} generated bodies and voids, judged against a model of who holds which code`, async () => {
+    // The owner's codes: an active generator's, and an inactive one's (issued before it stopped).
+    const active = await createGenerator(owner, { generation_type: 'tillgate', code_length: 6, prefix: 'TG-', store_id: 9, description: 'till fuzz' });
+    const stopped = await createGenerator(owner, { generation_type: 'numeric', code_length: 6, store_id: 9 });
+    for (const [generator, count] of [[active, 40], [stopped, 5]] as const) {
+      const response = await call(api, core, 'POST', `/v1.0/codegen/${generator.id}/codes`, { token: owner.token, body: { count } });
+      expect(response.status, response.text).toBe(201);
+      issued.set(generator.id, new Set(response.json.codes));
+    }
+    const patched = await call(api, core, 'PATCH', `/v1.0/codegen/${stopped.id}`, { token: owner.token, body: { code_generator: { status: 'inactive' } } });
+    expect(patched.status).toBe(200);
+    const strangerCodes = [...issued.get(generators.get(stranger.accountId)![0]!.id)!];
+    const ownCodes = [...issued.get(active.id)!, ...issued.get(stopped.id)!];
+    const models = new Map<number, TillModel>();
+    const modelOf = (account: Account, codes: Map<string, { generatorId: number; active: boolean }>) =>
+      models.set(account.accountId, { codes, holders: new Map(), held: new Map(), voided: new Set<string>() });
+    modelOf(owner, new Map(ownCodes.map((code) => [code, { generatorId: issued.get(active.id)!.has(code) ? active.id : stopped.id, active: issued.get(active.id)!.has(code) }])));
+    modelOf(stranger, new Map(strangerCodes.map((code) => [code, { generatorId: generators.get(stranger.accountId)![0]!.id, active: true }])));
+    // One transaction of each account is voided before anything is redeemed on it.
+    for (const account of [owner, stranger]) {
+      const voided = await call(api, 'pos', 'POST', '/v2.0/voided_transactions', { token: account.token, body: { transaction: { site_id: 'FZ-SITE', pos_transaction_id: 'F-VOID' } } });
+      expect(voided.status).toBe(200);
+      (models.get(account.accountId)!.voided as Set<string>).add(JSON.stringify(['FZ-SITE', 'F-VOID']));
+    }
+
+    const mixCase = (code: string, mask: number) => [...code].map((c, i) => ((mask >> i) & 1 ? c.toLowerCase() : c)).join('');
+    const codeChoice = fc.oneof(
+      { arbitrary: fc.tuple(fc.constantFrom(...ownCodes), fc.nat()).map(([code, mask]) => mixCase(code, mask)), weight: 10 },
+      { arbitrary: fc.constantFrom(...strangerCodes), weight: 2 },
+      {
+        arbitrary: fc.oneof(
+          fc.constantFrom('TG-ıııııı', 'tg-ıııııı', '__proto__', 'constructor', ' ', 'TG-', '-', '*', "TG-'OR'1", 'A'.repeat(64), 'ß', '\u0000', '😀', 'TG-\u212a'),
+          fc.string({ unit: 'binary', minLength: 1, maxLength: 64 }),
+          fc.constantFrom(...ownCodes).map((code) => ` ${code}`),
+        ),
+        weight: 3,
+      },
+    );
+    const validRedemption = fc.record({
+      site_id: fc.oneof({ arbitrary: fc.constant('FZ-SITE'), weight: 6 }, { arbitrary: fc.constantFrom('a/b', 'Zürich 1', '😀', ' '), weight: 1 }),
+      pos_transaction_id: fc.constantFrom('F-1', 'F-2', 'F-3', 'F-4', 'F-VOID'),
+      codes: fc.oneof(
+        // Mostly the owner's own codes, so that sales fill up, collide and get voided.
+        { arbitrary: fc.array(fc.tuple(fc.constantFrom(...ownCodes), fc.nat()).map(([code, mask]) => mixCase(code, mask)), { minLength: 1, maxLength: 4 }), weight: 3 },
+        { arbitrary: fc.array(codeChoice, { minLength: 1, maxLength: 10 }), weight: 2 },
+      ),
+    });
+    const action = fc.oneof(
+      { arbitrary: fc.constant('redeem' as const), weight: 6 },
+      { arbitrary: fc.constant('validate' as const), weight: 3 },
+      { arbitrary: fc.constant('void' as const), weight: 1 },
+    );
+    const statuses = new Map<string, number>();
+    let redeemedCodes = 0;
+    let released = 0;
+
+    await fc.assert(
+      fc.asyncProperty(
+        tokenChoice,
+        action,
+        bodies('transaction', validRedemption, ['site_id', 'pos_transaction_id', 'codes', 'till_id']),
+        contentType,
+        async (token, what, bytes, type) => {
+          const caller = callerOf(token);
+          const path = what === 'redeem' ? '/v2.0/redeemed_codes' : what === 'validate' ? '/v2.0/validated_codes' : '/v2.0/voided_transactions';
+          const headers = [...tokenHeaders(token)];
+          if (type !== undefined) headers.push('Content-Type', type);
+          const eventsBefore = caller ? await eventsSummary(caller) : [];
+          const response = await sendTo(api, 'pos', { method: 'POST', path, headers, body: bytes });
+          const where = `POST ${path} (${token}, ${type}) ${bytes.toString('utf8').slice(0, 300)} → ${response.status} ${response.text.slice(0, 400)}`;
+          statuses.set(`${what} ${response.status}`, (statuses.get(`${what} ${response.status}`) ?? 0) + 1);
+          expect(response.status, where).toBeLessThan(500);
+          const headersSeen = new Headers();
+          for (const [name, value] of Object.entries(response.headers)) if (value !== undefined) headersSeen.set(name, Array.isArray(value) ? value.join(', ') : value);
+          checkAgainstOpenApi('pos', 'POST', path, { status: response.status, headers: headersSeen, text: response.text });
+          if (!caller) {
+            expect(response.status, where).toBe(401);
+            expectClientError('pos', response, 'POST');
+            return;
+          }
+          const verdict = judgeRedemption(bytes, type);
+          const eventsAfter = async () => (await eventsSummary(caller)).filter((e) => !eventsBefore.includes(e));
+          if (what === 'void') {
+            // A void's body is judged by the void's own fuzzer: here only what it releases matters.
+            if (response.status !== 200) {
+              expect(await eventsAfter(), where).toEqual([]);
+              return;
+            }
+            const model = models.get(caller.accountId)!;
+            const sent = JSON.parse(bytes.toString('utf8')).transaction;
+            const me = JSON.stringify([sent.site_id, sent.pos_transaction_id]);
+            const messages = response.json.transaction.display_messages as { message_id: string; message_content: { code?: string } }[];
+            expect(messages[0]!.message_id, where).toBe('transaction_voided');
+            const replayed = response.headers['idempotent-replayed'] === 'true';
+            if (!replayed) {
+              expect(messages.slice(1).map((m) => m.message_content.code), where).toEqual(model.held.get(me) ?? []);
+              for (const code of model.held.get(me) ?? []) model.holders.delete(code);
+              released += model.held.get(me)?.length ?? 0;
+              model.held.delete(me);
+              (model.voided as Set<string>).add(me);
+            } else expect(model.voided.has(me), where).toBe(true);
+            return;
+          }
+          const generic = bodyStatus(verdict, true, undefined);
+          if (generic !== 'success') {
+            expect(response.status, where).toBe(generic);
+            expectClientError('pos', response, 'POST');
+            expect(await eventsAfter(), where).toEqual([]);
+            return;
+          }
+          const body = (verdict as { value: unknown }).value as RedemptionBody;
+          const model = models.get(caller.accountId)!;
+          const judged = judgeTill(body, model);
+          const display = response.json?.transaction?.display_messages as { message: string; message_id: string; message_content: Record<string, unknown>; priority: number }[];
+          if (judged.kind === 'refused') {
+            expect(response.status, where).toBe(judged.status);
+            expectStandardHeaders(response);
+            expect(display.map((m) => m.message_id), where).toEqual(judged.messageIds);
+            expect(response.json.transaction.errors, where).toHaveLength(judged.messageIds.length);
+            for (const m of display) expect(m.priority).toBe(1);
+            expect(await eventsAfter(), where).toEqual([]);
+            return;
+          }
+          expect(response.status, where).toBe(200);
+          expectStandardHeaders(response);
+          expect(response.json.transaction.errors).toEqual([]);
+          expect(display.map((m) => m.message_content.code), where).toEqual(judged.codes);
+          expect(new Set(display.map((m) => m.message_id)), where).toEqual(new Set([what === 'redeem' ? 'code_redeemed' : 'code_valid']));
+          for (const m of display) expect(m.message_content.code_generator_id, where).toBe(model.codes.get(m.message_content.code as string)!.generatorId);
+          const added = await eventsAfter();
+          if (what === 'validate' || judged.fresh.length === 0) expect(added, where).toEqual([]);
+          else {
+            expect(added, where).toHaveLength(1);
+            expect(added[0], where).toMatch(/^\d+:codes\.redeemed:/);
+            const me = JSON.stringify([body.site_id, body.pos_transaction_id]);
+            for (const code of judged.fresh) model.holders.set(code, me);
+            model.held.set(me, [...(model.held.get(me) ?? []), ...judged.fresh]);
+            redeemedCodes += judged.fresh.length;
+          }
+        },
+      ),
+    );
+    // The tables agree with the model: each of the owner's codes is held by the transaction the model says, or by none.
+    const holders = models.get(owner.accountId)!.holders;
+    for (const code of ownCodes) {
+      const read = await call(api, core, 'GET', `/v1.0/codegen/${models.get(owner.accountId)!.codes.get(code)!.generatorId}/codes/${code}`, { token: owner.token });
+      const holder = holders.get(code);
+      expect(read.json.code, code).toMatchObject(
+        holder === undefined ? { site_id: null, pos_transaction_id: null, redeemed_at: null } : { site_id: JSON.parse(holder)[0], pos_transaction_id: JSON.parse(holder)[1] },
+      );
+    }
+    console.log(`fuzz till: ${numRuns} runs, ${redeemedCodes} codes redeemed, ${released} released, statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
   });
 });
