@@ -15,6 +15,13 @@ import codesRedemption from '#commons/schemas/codesRedemption.generated';
 
 /** Rounds lost to a concurrent write on the same transaction (another request of it) before a 503. */
 const ATTEMPTS = 4;
+/**
+ * Every redemption of a generator's codes condition-checks the generator (deactivation is
+ * immediate), and DynamoDB cancels a transaction that meets another on the same item: many
+ * tills redeeming one promotion's codes at once take turns on it. More tries than the default,
+ * with jittered pauses, inside the invocation's deadline.
+ */
+const CONFLICT_ATTEMPTS = 12;
 /** The description a till shows may lag a change by this much (PRODUCT.md: up to a minute). */
 const DESCRIPTION_AGE_MS = 60_000;
 
@@ -60,7 +67,7 @@ export const handler = api<CodesRedemptionInput>({
       ),
       putEvent(eventRecord),
     ];
-    const result = await writeTogether(items);
+    const result = await writeTogether(items, { conflictAttempts: CONFLICT_ATTEMPTS });
     if (result.outcome === 'written') return answer(till, assessment, redeemedAt);
 
     // Which conditions failed, from what each returned: definite refusals, or a state that moved.

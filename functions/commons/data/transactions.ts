@@ -25,10 +25,11 @@ const CONFLICT_ATTEMPTS = 6;
 
 /**
  * Writes all items or none. A transaction that collided with a concurrent one on the same item
- * (TransactionConflict) is tried again after a jittered pause; throttling inside a transaction
- * is surfaced as a retryable fault (503).
+ * (TransactionConflict) is tried again after a jittered pause, up to `conflictAttempts` times;
+ * throttling inside a transaction is surfaced as a retryable fault (503).
  */
-export async function writeTogether(items: TransactItem[]): Promise<WriteResult> {
+export async function writeTogether(items: TransactItem[], options: { conflictAttempts?: number } = {}): Promise<WriteResult> {
+  const attempts = options.conflictAttempts ?? CONFLICT_ATTEMPTS;
   for (let attempt = 0; ; attempt++) {
     try {
       await documents.send(new TransactWriteCommand({ TransactItems: items }));
@@ -43,7 +44,7 @@ export async function writeTogether(items: TransactItem[]): Promise<WriteResult>
       if (failed.size > 0) return { outcome: 'condition-failed', failed };
       const codes = reasons.map((reason) => reason.Code ?? 'None');
       const throttled = codes.some((code) => /Throttl|ProvisionedThroughput|RequestLimit/.test(code));
-      if (!throttled && codes.includes('TransactionConflict') && attempt + 1 < CONFLICT_ATTEMPTS) {
+      if (!throttled && codes.includes('TransactionConflict') && attempt + 1 < attempts) {
         await pause(attempt);
         continue;
       }
