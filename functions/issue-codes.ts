@@ -33,8 +33,6 @@ const FULL_SAMPLE = 100;
 const DRAWS = 64;
 /** DynamoDB's limit of keys in one BatchGetItem. */
 const READ_KEYS = 100;
-/** Finalising pending codes: transactions of this many updates. */
-const FINALISE_ITEMS = 100;
 
 const exhausted = () => conflict('This code generator is too close to exhausting its codes to issue that many; issue fewer, or use a longer code_length');
 
@@ -60,14 +58,14 @@ export const handler = api<{ count: number }, { id: number }>({
 
   const issuance = new Issuance(context.accountId, id, settings, await nextId(), new Date().toISOString());
   const codes = issuance.draw(count);
-  // The last transaction takes as many codes as it holds: the fewer codes are written pending,
-  // the fewer have to be finalised afterwards.
-  const lastSize = single ? count : TRANSACTION_ITEMS - finalOverhead - 1;
-  // The pending batches are independent of each other: written side by side.
-  const pendingBatches: string[][] = [];
-  for (let start = 0; start < count - lastSize; start += TRANSACTION_ITEMS) {
-    pendingBatches.push(codes.slice(start, Math.min(start + TRANSACTION_ITEMS, count - lastSize)));
-  }
+  // The pending batches are independent of each other: written side by side, then finalised side
+  // by side once the issuance is complete. The last transaction takes nearly as many codes as it
+  // holds (the fewer pending codes, the fewer to finalise), and the pending batches are all of one
+  // size (a call's requests then have one shape each, whatever order they reach DynamoDB in).
+  const batches = single ? 0 : Math.ceil((count - (TRANSACTION_ITEMS - finalOverhead - 1)) / TRANSACTION_ITEMS);
+  const batchSize = single ? 0 : Math.ceil((count - (TRANSACTION_ITEMS - finalOverhead - 1)) / batches);
+  const pendingBatches = Array.from({ length: batches }, (_, i) => codes.slice(i * batchSize, (i + 1) * batchSize));
+  const lastSize = count - batches * batchSize;
   await allOrFirstError(pendingBatches.map((batch) => issuance.commit(batch, true, () => [])));
   const eventRecord = newEvent(await nextId(), context.accountId, 'codes.issued', String(id), new Date(issuance.issuedAt));
   let body = '';
@@ -84,7 +82,7 @@ export const handler = api<{ count: number }, { id: number }>({
   };
   const refused = await issuance.commit(codes.slice(count - lastSize), false, completion, { scope, eventId: eventRecord.id });
   if (refused) return refused;
-  if (!single) await issuance.finalise(codes.slice(0, count - lastSize));
+  await issuance.finalise(pendingBatches);
   return { statusCode: 201, rawJson: body };
 });
 
@@ -232,18 +230,18 @@ class Issuance {
    * generator's list. Already issued whatever happens here (their issuance record exists, and
    * every read honours it), so a failure is logged for on-call and the call still succeeds.
    */
-  async finalise(pending: string[]): Promise<void> {
-    const codes = this.written(pending);
-    const chunks: string[][] = [];
-    for (let start = 0; start < codes.length; start += FINALISE_ITEMS) chunks.push(codes.slice(start, start + FINALISE_ITEMS));
+  async finalise(pendingBatches: string[][]): Promise<void> {
+    if (pendingBatches.length === 0) return;
     try {
-      await allOrFirstError(chunks.map((chunk) => writeTogether(chunk.map((code) => finaliseCode(this.accountId, this.generatorId, code)))));
+      await allOrFirstError(
+        pendingBatches.map((batch) => writeTogether(this.written(batch).map((code) => finaliseCode(this.accountId, this.generatorId, code)))),
+      );
     } catch (error) {
       logger.error('issued codes not finalised: they are issued, but may be missing from the list', {
         error_code: 'issuance_not_finalised',
         code_generator_id: this.generatorId,
         issuance_id: this.id,
-        codes: codes.length,
+        codes: pendingBatches.flat().length,
         error: error as Error,
       });
     }

@@ -155,13 +155,15 @@ const sharedGenerators = (context: BenchContext, name: string, count: number) =>
 const transactional = (items: number) => 2 * items;
 
 /**
- * An issuance of more codes than one transaction holds: the last transaction takes 97 codes with
- * the status check, the event and the issuance record; the rest are written pending (100 a
- * transaction) and finalised afterwards (100 updates a transaction).
+ * An issuance of more codes than one transaction holds: the last transaction takes up to 97 codes
+ * with the status check, the event and the issuance record; the rest are written pending (up to
+ * 100 a transaction) and finalised afterwards (the same batches, as updates).
  */
 const issueScenario = (count: number): Scenario => {
-  const pending = count > 98 ? count - 97 : 0;
-  const transactions = pending === 0 ? 1 : 2 * Math.ceil(pending / 100) + 1;
+  // As functions/issue-codes.ts splits them: equal pending batches of at most 100, the rest (≤ 97) last.
+  const batches = count > 98 ? Math.ceil((count - 97) / 100) : 0;
+  const pending = batches === 0 ? 0 : batches * Math.ceil((count - 97) / batches);
+  const transactions = 2 * batches + 1;
   const items = count + 2 + (pending > 0 ? 1 : 0) + pending;
   return {
     operationId: 'issueCodes',
