@@ -115,7 +115,7 @@ export function buildPlan(operationId: string, variant: string, a: Recording, b:
     for (const [key, { path, value }] of la) {
       const other = lb.get(key)!.value;
       if (Object.is(value, other)) continue;
-      holes.push({ at: path, fill: sourceOf(value, other, index, a, b, da.map((d) => d.output), db.map((d) => d.output)) });
+      holes.push({ at: path, fill: sourceOf(value, other, index, a, b, da.map((d) => d.output), db.map((d) => d.output), da.map((d) => d.input), db.map((d) => d.input)) });
     }
     const error = call.status === 200 ? undefined : errorOf(call.response);
     return {
@@ -147,6 +147,8 @@ function sourceOf(
   b: Recording,
   outputsA: unknown[],
   outputsB: unknown[],
+  sentA: unknown[] = [],
+  sentB: unknown[] = [],
 ): Fill {
   const candidates: { source: Source; valueA: unknown; valueB: unknown }[] = [];
   for (const { path, value: v } of leaves(a.input).values()) {
@@ -163,6 +165,15 @@ function sourceOf(
   }
   const exact = candidates.find((c) => Object.is(c.valueA, value) && Object.is(c.valueB, other));
   if (exact) return exact.source;
+  // A value an earlier call of the request sent (a code written pending, then finalised). Calls
+  // made side by side reach DynamoDB in either order, so the second recording need only have
+  // sent its value in some earlier call; the replay follows the first recording's order.
+  if (typeof value === 'string' && value.length >= 4) {
+    const sentEarlier = (inputs: unknown[], wanted: unknown) =>
+      inputs.slice(0, step).flatMap((input, j) => [...leaves(input).values()].filter((leaf) => Object.is(leaf.value, wanted)).map((leaf) => ({ step: j, path: leaf.path })));
+    const [first] = sentEarlier(sentA, value);
+    if (first && sentEarlier(sentB, other).length > 0) return { from: 'sent', step: first.step, path: first.path };
+  }
   const converted = candidates.find((c) => String(c.valueA) === String(value) && String(c.valueB) === String(other) && typeof c.valueA !== typeof value);
   if (converted && (typeof value === 'number' || typeof value === 'string')) return { from: 'convert', to: typeof value as 'number' | 'string', source: converted.source };
 

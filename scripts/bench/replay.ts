@@ -18,6 +18,8 @@ export type Path = readonly (string | number)[];
 export type Source =
   | { readonly from: 'input'; readonly path: Path }
   | { readonly from: 'output'; readonly step: number; readonly path: Path }
+  /** A value an earlier call of the same request sent (a code written, then finalised). */
+  | { readonly from: 'sent'; readonly step: number; readonly path: Path }
   | { readonly from: 'sha256'; readonly path: Path };
 
 export type Fill =
@@ -91,9 +93,11 @@ export function replayer(plan: Plan, commands: Commands, send: Send): (input: Ht
   const unique = { next: Math.floor(Math.random() * 1e6) * 1e6 };
   return async (input) => {
     const outputs: unknown[] = [];
+    const sent: unknown[] = [];
     for (const step of plan.steps) {
       const commandInput = structuredClone(step.input);
-      for (const hole of step.holes) setAt(commandInput, hole.at, fill(hole.fill, input, outputs, unique));
+      for (const hole of step.holes) setAt(commandInput, hole.at, fill(hole.fill, input, outputs, unique, sent));
+      sent.push(commandInput);
       let output: unknown;
       try {
         output = await send(new commands[step.command]!(commandInput));
@@ -107,12 +111,14 @@ export function replayer(plan: Plan, commands: Commands, send: Send): (input: Ht
   };
 }
 
-function fill(how: Fill, input: HttpInput, outputs: unknown[], unique: { next: number }): unknown {
+function fill(how: Fill, input: HttpInput, outputs: unknown[], unique: { next: number }, sent: unknown[] = []): unknown {
   switch (how.from) {
     case 'input':
       return getAt(input, how.path);
     case 'output':
       return getAt(outputs[how.step], how.path);
+    case 'sent':
+      return getAt(sent[how.step], how.path);
     case 'sha256':
       return createHash('sha256').update(String(getAt(input, how.path)), 'utf8').digest('hex');
     case 'now-iso':
@@ -120,7 +126,7 @@ function fill(how: Fill, input: HttpInput, outputs: unknown[], unique: { next: n
     case 'now-seconds':
       return Math.floor(Date.now() / 1000) + how.offset;
     case 'convert': {
-      const value = fill(how.source, input, outputs, unique);
+      const value = fill(how.source, input, outputs, unique, sent);
       return how.to === 'number' ? Number(value) : String(value);
     }
     case 'random':
@@ -128,7 +134,7 @@ function fill(how: Fill, input: HttpInput, outputs: unknown[], unique: { next: n
     case 'unique-number':
       return how.base + ++unique.next;
     case 'text':
-      return how.parts.map((part) => (typeof part === 'string' ? part : String(fill(part, input, outputs, unique)))).join('');
+      return how.parts.map((part) => (typeof part === 'string' ? part : String(fill(part, input, outputs, unique, sent)))).join('');
   }
 }
 

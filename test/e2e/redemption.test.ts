@@ -275,6 +275,34 @@ describe('POST /v2.0/redeemed_codes', () => {
   });
 });
 
+describe.each([
+  ['/v2.0/redeemed_codes'],
+  ['/v2.0/validated_codes'],
+])('POST %s: the envelope failures of the pos host, writing nothing', (path) => {
+  const post = (body: unknown, headers: Record<string, string> = {}, token: string | undefined = ctx.account.token) =>
+    call(ctx.api, 'pos', 'POST', path, { token, body, headers });
+
+  it('401 without a token', async () => {
+    const response = await post({ transaction: { ...sale, codes: ['X'] } }, {}, undefined);
+    expect(response.status).toBe(401);
+    expect(response.json.transaction.errors).toEqual([{ message: 'A valid X-Auth-Token header is required' }]);
+  });
+
+  it('400 for malformed JSON, 413 over 16 KiB, 415 for a form', async () => {
+    const before = await snapshot();
+    const malformed = await post('{"transaction":{');
+    expect(malformed.status).toBe(400);
+    expect(malformed.json.transaction.errors).toEqual([{ message: 'Request body is not valid JSON' }]);
+    const large = await post({ transaction: { ...sale, codes: ['X'], notes: 'x'.repeat(17_000) } });
+    expect(large.status).toBe(413);
+    expect(large.json.transaction.errors).toEqual([{ message: 'Request body exceeds 16384 bytes' }]);
+    const form = await post('site_id=S1', { 'Content-Type': 'application/x-www-form-urlencoded' });
+    expect(form.status).toBe(415);
+    expect(form.json.transaction.display_messages[0].message_id).toBe('unsupported_media_type');
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
 describe('POST /v2.0/validated_codes', () => {
   it('200 code_valid per distinct code when a redemption would succeed, and writes nothing', async () => {
     const generator = await newGenerator();
@@ -441,6 +469,17 @@ describe('GET /v1.0/codegen/{id}/codes', () => {
     const response = await list(generator.id, path);
     all.push(...response.json.codes.map((c: { code: string }) => c.code));
     expect(all).toEqual([...codes].sort());
+  });
+
+  it('401 without a token; 304 for a matching If-None-Match', async () => {
+    const generator = await newGenerator();
+    await issue(generator.id, 2);
+    const anonymous = await call(ctx.api, 'core', 'GET', `/v1.0/codegen/${generator.id}/codes`);
+    expect(anonymous.status).toBe(401);
+    const first = await list(generator.id);
+    const again = await call(ctx.api, 'core', 'GET', `/v1.0/codegen/${generator.id}/codes`, { token: ctx.account.token, headers: { 'If-None-Match': first.headers.get('etag')! } });
+    expect(again.status).toBe(304);
+    expect(again.text).toBe('');
   });
 
   it("400 for a bad redeemed value or an unknown parameter, 404 for another account's generator", async () => {
