@@ -132,7 +132,13 @@ export async function measureRequests(options: {
         ` + id blocks ${idsPerCall.toFixed(2)} ids/call ÷ ${blockSize} = ${requestsPerCall.toFixed(3)} requests` +
         ` (block reservations seen in this window: ${reservations.length}); ${reads.toFixed(2)} read CU + ${writes.toFixed(2)} write CU, floor ${floor.toFixed(2)} (over ${recordings.length} calls)`,
     );
-    const [a, b] = warmPair(recordings, countersTable);
+    let a: Recording, b: Recording;
+    try {
+      [a, b] = warmPair(recordings, countersTable);
+    } catch (error) {
+      const shapes = recordings.map((r) => r.calls.map((c) => c.target).join('+'));
+      throw new Error(`${label(scenario)}: ${(error as Error).message} (${shapes.join(' | ')})`);
+    }
     warmPlans.set(scenario, buildPlan(scenario.operationId, scenario.variant, a, b));
   }
 

@@ -80,7 +80,7 @@ describe('tenant isolation', () => {
 
     const withId = routes.filter((r) => r.path.includes('{id}'));
     expect(withId.map((r) => r.operationId).sort()).toEqual(
-      ['deleteEvent', 'getCode', 'getCodeGenerator', 'getEvent', 'issueCodes', 'updateCodeGenerator'],
+      ['deleteEvent', 'getCode', 'getCodeGenerator', 'getEvent', 'issueCodes', 'listCodes', 'updateCodeGenerator'],
     );
     for (const route of withId) {
       const id = idOf(route.path);
