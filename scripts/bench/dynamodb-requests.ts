@@ -92,11 +92,13 @@ export async function measureRequests(options: {
   nextId: () => Promise<number>;
   /** Drops the rest of the server's id block, as a fresh execution environment has none. */
   discardIdBlock: () => void;
-}): Promise<{ rows: Row[]; details: string[]; warmPlans: Map<Scenario, Plan>; coldPlans: Map<string, Plan> }> {
+}): Promise<{ rows: Row[]; details: string[]; warmPlans: Map<Scenario, Plan>; coldPlans: Map<string, Plan>; recordedRequests: Map<Scenario, HttpRequest> }> {
   const { proxy, send, context, countersTable, blockSize } = options;
   const rows: Row[] = [];
   const details: string[] = [];
   const warmPlans = new Map<Scenario, Plan>();
+  /** The request each warm plan was recorded from (the plan's answers belong to it). */
+  const recordedRequests = new Map<Scenario, HttpRequest>();
   for (const scenario of options.scenarios) {
     const n = callsFor(scenario, options.calls);
     const requests = await scenario.prepare(context, n);
@@ -140,6 +142,7 @@ export async function measureRequests(options: {
       throw new Error(`${label(scenario)}: ${(error as Error).message} (${shapes.join(' | ')})`);
     }
     warmPlans.set(scenario, buildPlan(scenario.operationId, scenario.variant, a, b));
+    recordedRequests.set(scenario, requests[recordings.indexOf(a)]!);
   }
 
   // A fresh execution environment has no id block: its first id-drawing call reserves one. Both
@@ -155,5 +158,5 @@ export async function measureRequests(options: {
     }
     coldPlans.set(scenario.operationId, buildPlan(scenario.operationId, `${scenario.variant}, token not cached, no id block`, recorded[0]!, recorded[1]!));
   }
-  return { rows, details, warmPlans, coldPlans };
+  return { rows, details, warmPlans, coldPlans, recordedRequests };
 }

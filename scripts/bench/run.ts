@@ -184,7 +184,11 @@ try {
   }
 
   log(`bench: warm overhead, ${settings.warmIterations} invocations per arm and scenario (${elapsed()}) …`);
-  const warmRequests = new Map(await Promise.all(scenarios.map(async (scenario) => [scenario, (await scenario.prepare(context, 1))[0]!] as const)));
+  const warmRequests = new Map(
+    await Promise.all(
+      scenarios.map(async (scenario) => [scenario, scenario.warmFromRecording ? counted.recordedRequests.get(scenario)! : (await scenario.prepare(context, 1))[0]!] as const),
+    ),
+  );
   const warmRows = await measureWarm({
     scenarios,
     plans: counted.warmPlans,
