@@ -20,7 +20,8 @@ const cache = new Map<string, Entry>();
 export async function generatorSettings(accountId: number, id: number, maxAgeMs: number): Promise<GeneratorSettings | undefined> {
   const key = `${accountId}#${id}`;
   const cached = cache.get(key);
-  if (cached && Date.now() - cached.readAt <= maxAgeMs) return cached.settings;
+  // Strictly younger: a maximum age of 0 always reads.
+  if (cached && Date.now() - cached.readAt < maxAgeMs) return cached.settings;
   const generator = await findCodeGenerator(accountId, id);
   if (!generator) {
     cache.delete(key);

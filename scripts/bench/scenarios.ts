@@ -217,11 +217,13 @@ const redeemScenario = (codesPerCall: number): Scenario => ({
   variant: codesPerCall === 1 ? 'one code' : `${codesPerCall} codes`,
   expectStatus: 200,
   requestTarget: '≤ 2',
-  // Read: each code and the transaction, consistent, ≤4 KB each. Write: the generator's status
-  // check, each code, the transaction, the event, ≤1 KB each in a transaction.
+  // Read: each code, consistent, ≤4 KB (the transaction is new: a missing item reads nothing).
+  // Write: the generator's status check, each code, the transaction, the event, ≤1 KB each in a
+  // transaction. The upkeep of the codes' two indexes is not counted: DynamoDB Local reports it
+  // for some transactions and not others (see docs/redemption.md).
   floor: {
-    units: codesPerCall + 1 + transactional(codesPerCall + 3),
-    how: `${codesPerCall + 1} consistent reads ≤4 KB + ${codesPerCall + 3} transactional items ≤1 KB × 2 WCU`,
+    units: codesPerCall + transactional(codesPerCall + 3),
+    how: `${codesPerCall} consistent reads ≤4 KB + ${codesPerCall + 3} transactional items ≤1 KB × 2 WCU, index upkeep not counted`,
   },
   prepare: async (context, count) => {
     const { codes } = await issuedCodes(context, `redeem-${codesPerCall}`, count * codesPerCall);
@@ -263,8 +265,8 @@ export const scenarios: readonly Scenario[] = [
     expectStatus: 200,
     requestTarget: '≤ 2',
     floor: {
-      units: 1 + transactional(4),
-      how: 'the first write fails, returning the transaction (1 RCU); void, 2 events, the code: 4 items ≤1 KB, transactional = 8 WCU',
+      units: transactional(4),
+      how: 'the first write fails and returns the transaction; void, 2 events, the code: 4 items ≤1 KB, transactional = 8 WCU, index upkeep not counted',
     },
     prepare: async (context, count) => {
       const { codes } = await issuedCodes(context, 'void-release', count);
@@ -407,7 +409,7 @@ export const scenarios: readonly Scenario[] = [
     warmFromRecording: true,
     expectStatus: 200,
     requestTarget: '2',
-    floor: { units: 3, how: "the code and the transaction, then the generator's status: 3 consistent reads ≤4 KB = 3 RCU" },
+    floor: { units: 2, how: "the code (the transaction is new: a missing item reads nothing), then the generator's status: 2 consistent reads ≤4 KB = 2 RCU" },
     prepare: async (context, count) => {
       const { codes } = await issuedCodes(context, 'validate', 20);
       return times(count, (i) => tillRequest(context, '/v2.0/validated_codes', `V-${context.unique()}`, [codes[i % codes.length]!]));

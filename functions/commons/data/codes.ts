@@ -201,8 +201,6 @@ export async function findIssuedCode(accountId: number, generatorId: number, typ
   return (await isIssued(item)) ? item : undefined;
 }
 
-const LIST_ATTRIBUTES = ['code', 'code_generator_id', 'issued_at', 'redeemed_at', 'site_id', 'pos_transaction_id'];
-
 /**
  * One page of a generator's issued codes in code order after `afterCode`, optionally only the
  * redeemed or unredeemed ones: one Query of `limit + 1` items on a sparse index, no filter, so
@@ -214,16 +212,13 @@ export async function listCodes(accountId: number, generatorId: number, options:
     new QueryCommand({
       TableName: TABLE,
       IndexName: byState ? 'by_redeemed' : 'by_generator',
-      KeyConditionExpression: `#partition = :key${options.afterCode !== undefined ? ' AND #a0 > :after' : ''}`,
-      ExpressionAttributeNames: {
-        '#partition': byState ? 'redeemed_key' : 'generator_key',
-        ...Object.fromEntries(LIST_ATTRIBUTES.map((name, index) => [`#a${index}`, name])),
-      },
+      // No projection: a Query is billed on the index entries it reads, whatever it returns.
+      KeyConditionExpression: `#partition = :key${options.afterCode !== undefined ? ' AND #code > :after' : ''}`,
+      ExpressionAttributeNames: { '#partition': byState ? 'redeemed_key' : 'generator_key', ...(options.afterCode !== undefined ? { '#code': 'code' } : {}) },
       ExpressionAttributeValues: {
         ':key': byState ? redeemedKey(accountId, generatorId, options.redeemed!) : generatorKey(accountId, generatorId),
         ...(options.afterCode !== undefined ? { ':after': options.afterCode } : {}),
       },
-      ProjectionExpression: LIST_ATTRIBUTES.map((_, index) => `#a${index}`).join(', '),
       Limit: options.limit + 1,
     }),
   );
