@@ -196,8 +196,10 @@ const issueScenario = (count: number): Scenario => {
 async function issuedCodes(context: BenchContext, name: string, count: number): Promise<{ generator: number; codes: string[] }> {
   const [generator] = await sharedGenerators(context, name, 1);
   const codes: string[] = [];
-  while (codes.length < count) {
-    const answer = await context.send(issueRequest(context, generator!, Math.min(1000, count - codes.length)));
+  for (let unavailable = 0; codes.length < count; ) {
+    const answer = await context.send(issueRequest(context, generator!, Math.min(500, count - codes.length)));
+    // A busy machine's DynamoDB Local may time a large issuance out (503): making state, try again.
+    if (answer.status === 503 && ++unavailable < 5) continue;
     if (answer.status !== 201) throw new Error(`bench: could not issue codes: ${answer.status} ${json(answer.body)}`);
     codes.push(...answer.body.codes);
   }

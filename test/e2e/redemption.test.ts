@@ -279,11 +279,10 @@ describe.each([
   ['/v2.0/redeemed_codes'],
   ['/v2.0/validated_codes'],
 ])('POST %s: the envelope failures of the pos host, writing nothing', (path) => {
-  const post = (body: unknown, headers: Record<string, string> = {}, token: string | undefined = ctx.account.token) =>
-    call(ctx.api, 'pos', 'POST', path, { token, body, headers });
+  const post = (body: unknown, headers: Record<string, string> = {}) => call(ctx.api, 'pos', 'POST', path, { token: ctx.account.token, body, headers });
 
   it('401 without a token', async () => {
-    const response = await post({ transaction: { ...sale, codes: ['X'] } }, {}, undefined);
+    const response = await call(ctx.api, 'pos', 'POST', path, { body: { transaction: { ...sale, codes: ['X'] } } });
     expect(response.status).toBe(401);
     expect(response.json.transaction.errors).toEqual([{ message: 'A valid X-Auth-Token header is required' }]);
   });
