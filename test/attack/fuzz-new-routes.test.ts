@@ -668,6 +668,7 @@ describe('fuzzing the routes beyond the seed through the local server', { timeou
           if (!generator) expected = 404;
           else if (target.route === 'getCode') expected = codeAsIssued(target.code!, issued.get(generator.id) ?? new Set()) ? 200 : 404;
           else if (target.route === 'issueCodes') expected = generator.status === 'active' ? 201 : 409;
+          else if (target.route === 'listCodes') expected = 200;
           else expected = 200;
         }
         expect(response.status, where).toBe(expected);
@@ -683,6 +684,10 @@ describe('fuzzing the routes beyond the seed through the local server', { timeou
             const spelled = codeAsIssued(ok.code!, issued.get(generator.id)!);
             expect(response.json.code, where).toMatchObject({ code: spelled, code_generator_id: generator.id });
             expect(response.json.code.issued_at).toMatch(RFC3339_MILLIS_UTC);
+          } else if (ok.route === 'listCodes') {
+            // The generator's issued codes in code order (the fuzz issues far fewer than a page).
+            expect((response.json.codes as { code: string }[]).map((c) => c.code), where).toEqual([...(issued.get(generator.id) ?? [])].sort());
+            expect(response.json.next_cursor, where).toBeNull();
           } else if (ok.route === 'issueCodes') {
             expect(response.json.codes, where).toHaveLength(1);
             const [fresh] = response.json.codes as string[];
@@ -904,7 +909,7 @@ describe('fuzzing the routes beyond the seed through the local server', { timeou
       },
     );
     const validRedemption = fc.record({
-      site_id: fc.oneof({ arbitrary: fc.constant('FZ-SITE'), weight: 6 }, { arbitrary: fc.constantFrom('a/b', 'Zürich 1', '😀', ' '), weight: 1 }),
+      site_id: fc.oneof({ arbitrary: fc.constant('FZ-SITE'), weight: 6 }, { arbitrary: fc.constantFrom('a/b', 'Zürich 1', '😀', ' ', '\ud800', 'x\udfff'), weight: 1 }),
       pos_transaction_id: fc.constantFrom('F-1', 'F-2', 'F-3', 'F-4', 'F-VOID'),
       codes: fc.oneof(
         // Mostly the owner's own codes, so that sales fill up, collide and get voided.

@@ -31,7 +31,7 @@ function decodeSegment(segment: string): string {
   }
 }
 
-export type CodegenRoute = 'getCodeGenerator' | 'updateCodeGenerator' | 'issueCodes' | 'getCode';
+export type CodegenRoute = 'getCodeGenerator' | 'updateCodeGenerator' | 'issueCodes' | 'listCodes' | 'getCode';
 
 export type CodegenTarget =
   | { kind: 'no-route' } // the gateway's 404
@@ -49,6 +49,7 @@ export function codegenTarget(method: string, path: string): CodegenTarget {
   if (rest.length === 1 && method === 'GET') route = 'getCodeGenerator';
   else if (rest.length === 1 && method === 'PATCH') route = 'updateCodeGenerator';
   else if (rest.length === 2 && rest[1] === 'codes' && method === 'POST') route = 'issueCodes';
+  else if (rest.length === 2 && rest[1] === 'codes' && method === 'GET') route = 'listCodes';
   else if (rest.length === 3 && rest[1] === 'codes' && method === 'GET') route = 'getCode';
   if (!route) return { kind: 'no-route' };
   const id = positiveInteger(decodeSegment(rest[0]!));

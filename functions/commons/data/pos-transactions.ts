@@ -43,9 +43,14 @@ export interface PosTransaction {
 export const transactionKey = (accountId: number, siteId: string, posTransactionId: string) =>
   JSON.stringify([accountId, siteId, posTransactionId]);
 
-/** How events name a transaction: site_id and pos_transaction_id, each URI-encoded, joined by `/`. */
+/**
+ * How events name a transaction: site_id and pos_transaction_id, each encoded as
+ * encodeURIComponent does, joined by `/`. encodeURIComponent throws on a lone surrogate (JSON
+ * allows `"\ud800"`); such a code unit is encoded as U+FFFD (`%EF%BF%BD`), as toWellFormed makes it.
+ */
+const encodeComponent = (text: string) => encodeURIComponent(text.toWellFormed());
 export const transactionResourceId = (siteId: string, posTransactionId: string) =>
-  `${encodeURIComponent(siteId)}/${encodeURIComponent(posTransactionId)}`;
+  `${encodeComponent(siteId)}/${encodeComponent(posTransactionId)}`;
 
 export type VoidFields = Required<Pick<PosTransaction, 'event_id' | 'voided_at' | 'transaction' | 'response'>>;
 
