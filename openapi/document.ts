@@ -428,7 +428,7 @@ type Examples = Record<string, { readonly value: unknown; readonly summary?: str
 /** Each JSON response gets the example recorded for its operation and status, when there is one. */
 function withExamples(route: Route, responses: Record<string, any>, examples: Examples) {
   for (const [status, response] of Object.entries(responses)) {
-    const example = examples[`${route.operationId} ${status}`] ?? serverFault(route.host, Number(status));
+    const example = examples[`${route.operationId} ${status}`] ?? serverFault(route, Number(status));
     const media = response.content?.['application/json'];
     if (example && media) media.examples = { recorded: { summary: example.summary ?? 'A real response', value: example.value } };
   }
@@ -439,7 +439,7 @@ function withExamples(route: Route, responses: Record<string, any>, examples: Ex
  * A 500 or 503 of an operation whose fault the suite did not inject: rendered by the functions'
  * own envelope code (functions/commons/hosts), as every operation answers it.
  */
-function serverFault(host: HostId, status: number): Examples[string] | undefined {
+function serverFault(route: Route, status: number): Examples[string] | undefined {
   const requestId = '0b7c2e4a-9d1f-4c3b-8a6e-5f2d1c0b9a87';
   const [code, message] =
     status === 500
@@ -448,7 +448,7 @@ function serverFault(host: HostId, status: number): Examples[string] | undefined
         ? (['service_unavailable', 'The service is temporarily unavailable; retry after the Retry-After delay'] as const)
         : [];
   if (!code) return undefined;
-  const value = host === 'core' ? coreErrorBody([{ message }]) : posErrorBody(code, [{ message }], requestId);
+  const value = route.host === 'core' ? coreErrorBody([{ message }]) : posErrorBody(route.operationId, code, [{ message }], requestId);
   return { summary: 'As every operation of this host answers it (functions/commons/hosts)', value };
 }
 

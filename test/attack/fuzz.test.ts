@@ -42,7 +42,7 @@ let revokedToken: string;
 beforeAll(async () => {
   api = await startTestApi();
   [owner, stranger] = await Promise.all([newAccount(), newAccount()]);
-  const revoked = await issueToken(owner.accountId, 'revoked for fuzzing');
+  const revoked = await issueToken(owner.accountId, 'revoked for fuzzing', 'all');
   await documents.send(
     new UpdateCommand({
       TableName: tableName('apiKeys'),
