@@ -4,7 +4,8 @@ import { findCodeGenerator, updateCodeGenerator, type CodeGenerator } from '#com
 import { newEvent, putEvent } from '#commons/data/events';
 import { freshIdCollided, nextId } from '#commons/data/ids';
 import { writeTogether } from '#commons/data/transactions';
-import { etagMatches, isEntityTagList, MAX_IF_MATCH_LENGTH, weakEtag } from '#commons/middleware/host-response';
+import { MAX_IF_MATCH_LENGTH } from '#commons/limits';
+import { etagMatches, isEntityTagList, weakEtag } from '#commons/middleware/host-response';
 import { presentCodeGenerator } from '#commons/presenters';
 import type { CodeGeneratorPatch } from '#commons/schemas';
 import codeGeneratorPatch from '#commons/schemas/codeGeneratorPatch.generated';

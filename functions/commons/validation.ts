@@ -111,6 +111,9 @@ function describe(error: ErrorObject, where: Where): string {
     case 'minLength':
       return schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters`;
     case 'maxLength':
+      // A bound that only backs up a pattern (documented for tools): the pattern's own message.
+      if (schema.pattern && schema['x-kind']) return `must be ${schema['x-kind']}`;
+      if (schema.pattern && schema['x-message']) return schema['x-message'];
       return `must be at most ${schema.maxLength} characters`;
     case 'minimum':
     case 'maximum':

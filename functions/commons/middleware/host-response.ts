@@ -4,6 +4,7 @@ import { HttpError, isTransientFault, serviceUnavailable, type Problem } from '.
 import { coreErrorBody } from '../hosts/core.ts';
 import { posErrorBody } from '../hosts/pos.ts';
 import { logger, recordRequestMetrics } from '../observability.ts';
+import { MAX_IF_MATCH_LENGTH } from '../limits.ts';
 import { loggablePath } from '../loggable-path.ts';
 import { withOriginalStack } from '../original-stack.ts';
 import type { ApiMiddleware, ApiOptions, ApiRequest, Reply } from '../api.ts';
@@ -80,8 +81,6 @@ export const weakEtag = (body: string) => `W/"${createHash('sha256').update(body
 /** `*` or a comma-separated list of entity tags (RFC 9110 §8.8.3): what If-Match may hold. */
 const ENTITY_TAG = '(?:W/)?"[\\x21\\x23-\\x7e\\x80-\\xff]*"';
 const ENTITY_TAG_LIST = new RegExp(`^[ \\t]*(?:\\*|${ENTITY_TAG}(?:[ \\t]*,[ \\t]*${ENTITY_TAG})*)[ \\t]*$`);
-/** Longer than any list a client could have been sent (our tags are 38 characters). */
-export const MAX_IF_MATCH_LENGTH = 1024;
 
 export const isEntityTagList = (value: string) => value.length <= MAX_IF_MATCH_LENGTH && ENTITY_TAG_LIST.test(value);
 
