@@ -90,3 +90,24 @@ export function methodsByPath(host: HostId): ReadonlyMap<string, readonly string
   }
   return new Map([...byPath].map(([path, methods]) => [path, [...methods].sort()]));
 }
+
+/**
+ * 429 from the stack's WAF web ACL: this token is over its own limit (infra/constructs/
+ * token-rate-limit.ts). WAF sends a fixed body (no request id: WAF has none to give), in the
+ * host's error shape; `Retry-After` is the rule's evaluation window, the longest wait there can be.
+ */
+export const TOKEN_RATE_LIMITED = {
+  statusCode: 429,
+  messageId: 'token_rate_limited',
+  message: 'Too many requests with this X-Auth-Token: it is over its own rate limit; retry after the Retry-After delay',
+  cashierMessage: 'This till is sending too many requests. Wait a minute, then try again; nothing will be recorded twice.',
+} as const;
+
+export function tokenRateLimitedBody(hostId: HostId): string {
+  const { message, messageId, cashierMessage } = TOKEN_RATE_LIMITED;
+  return JSON.stringify(
+    hostId === 'pos'
+      ? { transaction: { errors: [{ message }], display_messages: [{ message: cashierMessage, message_id: messageId, message_content: {}, priority: 1 }] } }
+      : { errors: [{ message }] },
+  );
+}
