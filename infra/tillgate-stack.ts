@@ -151,6 +151,12 @@ export class TillgateStack extends Stack {
         value: table.tableName,
       });
     }
+    if (this.tokenRateLimit) {
+      new CfnOutput(this, 'TokenRateLimitWebAclArn', {
+        description: `The stack's web ACL (both stages): at most ${config.tokenRateLimit} requests per ${config.tokenRateLimitWindowSeconds} s per X-Auth-Token`,
+        value: this.tokenRateLimit.webAcl.attrArn,
+      });
+    }
     new CfnOutput(this, 'DashboardName', {
       description: 'CloudWatch dashboard for both hosts',
       value: this.observability.dashboard.dashboardName,

@@ -191,6 +191,10 @@ describe('the per-token limit: a WAF web ACL shipped with the stack', () => {
     expect(posBody.transaction.display_messages[0]).toMatchObject({ message_id: 'token_rate_limited', priority: 1 });
   });
 
+  it('is an output of the stack', () => {
+    synth.template.hasOutput('TokenRateLimitWebAclArn', { Value: { 'Fn::GetAtt': [acl()[0], 'Arn'] } });
+  });
+
   it('is associated with both stages', () => {
     const [aclId] = acl();
     const associations = ofType('AWS::WAFv2::WebACLAssociation').map(([, a]) => a.Properties);
