@@ -69,6 +69,7 @@ export function formatOutcome(outcome: Outcome): string {
   const request = outcome.method ? `${outcome.method} ${outcome.path}${outcome.note ? ` (${outcome.note})` : ''}` : '';
   const latency = outcome.latencyMs === undefined ? '' : `${Math.round(outcome.latencyMs)} ms`;
   const detail = outcome.problems.join('; ') || outcome.reason || '';
+  if (!request) return `${label} ${status}  ${outcome.name.padEnd(NAME_WIDTH)} ${detail}`.trimEnd();
   return `${label} ${status}  ${outcome.name.padEnd(NAME_WIDTH)} ${request.padEnd(REQUEST_WIDTH)} ${latency.padStart(7)}${detail ? `  ${detail}` : ''}`.trimEnd();
 }
 

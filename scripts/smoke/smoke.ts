@@ -276,7 +276,8 @@ export class SmokeRun {
 }
 
 /** The messages of an error body in either host's shape, for the report line. */
-function errorSummary(response: { text: string; json: any }): string {
+function errorSummary(response: { status: number; text: string; json: any }): string {
+  if (response.status < 400) return '';
   const messages: unknown[] =
     response.json?.errors?.map((error: { message?: unknown }) => error?.message) ??
     response.json?.transaction?.errors?.map((error: { message?: unknown }) => error?.message) ??
