@@ -112,6 +112,16 @@ const documents = {
   pos: JSON.parse(readFileSync(new URL('../openapi/pos.json', import.meta.url), 'utf8')),
 };
 
+// The first Ctrl-C stops the checks and lets the cleanup run; a second one stops everything.
+const interrupt = new AbortController();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupt.signal.aborted) process.exit(130);
+    process.stderr.write(`\nsmoke: ${signal}: finishing the current request, then cleaning up (again to stop at once)\n`);
+    interrupt.abort();
+  });
+}
+
 const verbose = values.verbose;
 const json = values.json;
 let printedHeader = false;
@@ -123,6 +133,7 @@ const report = await runSmoke({
   timeoutMs: seconds('timeout', 30) * 1000,
   settleMs: seconds('wait', 15) * 1000,
   checker: openApiChecker(documents),
+  signal: interrupt.signal,
   onOutcome: (outcome) => {
     if (json || !shown(outcome, verbose)) return;
     process.stdout.write(`${formatOutcome(outcome)}\n`);

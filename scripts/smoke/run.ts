@@ -31,6 +31,10 @@ export async function runSmoke(options: SmokeOptions): Promise<SmokeReport> {
       });
     }
     for (const [operationId, check] of Object.entries(checks)) {
+      if (options.signal?.aborted) {
+        run.record({ name: 'interrupted', result: 'fail', problems: [], reason: `stopped before ${operationId}; cleaning up what the run made` });
+        break;
+      }
       if (!run.has(operationId)) {
         notRun.push(operationId);
         run.record({ name: operationId, result: 'info', problems: [], reason: 'not run: not in the route table', quiet: true });

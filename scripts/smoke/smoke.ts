@@ -23,6 +23,8 @@ export interface SmokeOptions {
   readonly onStart?: (run: SmokeRun) => void;
   /** Called with each outcome as it is known, for a live report. */
   readonly onOutcome?: (outcome: Outcome) => void;
+  /** Aborted (Ctrl-C): no further check starts, and the cleanup runs. */
+  readonly signal?: AbortSignal;
   /** Operations present in the route table (default: functions/routes.ts). */
   readonly routes?: readonly Route[];
 }
