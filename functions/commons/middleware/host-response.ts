@@ -106,8 +106,9 @@ function toResult(
     headers['X-Runtime'] = (latencyMs / 1000).toFixed(6);
     const cacheableRead = event.httpMethod === 'GET' && reply.statusCode === 200;
     if (cacheableRead) headers['Cache-Control'] = 'max-age=0, private, must-revalidate';
-    // Never on an error: a client must not take an error's tag for the resource's.
-    if (reply.statusCode < 300 && reply.rawBody === undefined && body !== '') {
+    // Only a successful JSON answer is a representation of the resource: an error's tag would be
+    // taken for the resource's (an If-Match with it would fail with 412 for ever).
+    if (reply.statusCode >= 200 && reply.statusCode < 300 && reply.rawBody === undefined && body !== '') {
       headers.ETag = weakEtag(body);
       if (cacheableRead && etagMatches(event.headers?.['if-none-match'], headers.ETag)) {
         // RFC 9110 §15.4.5: a 304 carries the validators and caching fields, no representation metadata.
