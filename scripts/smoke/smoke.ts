@@ -61,6 +61,8 @@ export interface SmokeResponse {
   readonly passed: boolean;
   /** This request's line of the report. */
   readonly outcome: Outcome;
+  /** Only the contract checks of the body failed: an answer that may still change (an index that lags). */
+  readonly lagging: boolean;
 }
 
 export interface RequestOptions {
@@ -76,7 +78,7 @@ export interface RequestOptions {
   /** Not reported: the caller decides (a poll reports its last try). See `report`. */
   readonly tentative?: boolean;
   /** Contract checks of the body beyond its schema: return (or throw) what is wrong. */
-  readonly verify?: (response: Omit<SmokeResponse, 'outcome' | 'passed'>) => (string | false | undefined)[] | string | false | undefined | void;
+  readonly verify?: (response: Omit<SmokeResponse, 'outcome' | 'passed' | 'lagging'>) => (string | false | undefined)[] | string | false | undefined | void;
 }
 
 /** Thrown by a check that cannot run because an earlier one left nothing to work on. */
@@ -150,7 +152,7 @@ export class SmokeRun {
       tries++;
       last = await this.request(operationId, { ...options, tentative: true });
       // Only a body that may still change is worth asking for again.
-      return last.passed || last.status !== options.expect;
+      return !last.lagging;
     });
     const outcome = tries > 1 ? { ...last!.outcome, note: [last!.outcome.note, `${tries} tries`].filter(Boolean).join(', ') } : last!.outcome;
     this.record(outcome);
@@ -199,7 +201,7 @@ export class SmokeRun {
       const latencyMs = performance.now() - started;
       const outcome: Outcome = { ...base, result: 'fail', latencyMs, problems: [unreachable(this.options.urls[host]!, error, this.options.timeoutMs)] };
       if (!options.tentative) this.record(outcome);
-      return { status: 0, headers: new Headers(), text: '', json: undefined, passed: false, outcome };
+      return { status: 0, headers: new Headers(), text: '', json: undefined, passed: false, outcome, lagging: false };
     }
     const latencyMs = performance.now() - started;
     let json: unknown;
@@ -211,6 +213,7 @@ export class SmokeRun {
     const result = { status: response.status, headers: response.headers, text, json };
 
     const problems: string[] = [];
+    let lagging = false;
     if (response.status !== options.expect) {
       problems.push(`expected ${options.expect}, got ${response.status}${errorSummary(result)}${hint(host, response.status, result)}`);
     } else {
@@ -223,6 +226,7 @@ export class SmokeRun {
         try {
           const found = options.verify(result);
           for (const problem of [found].flat()) if (problem) problems.push(problem);
+          lagging = problems.length > 0;
         } catch (error) {
           problems.push(`unexpected body (${(error as Error).message}): ${text.slice(0, 200)}`);
         }
@@ -230,7 +234,7 @@ export class SmokeRun {
     }
     const outcome: Outcome = { ...base, status: response.status, latencyMs, result: problems.length === 0 ? 'ok' : 'fail', problems };
     if (!options.tentative) this.record(outcome);
-    return { ...result, passed: problems.length === 0, outcome };
+    return { ...result, passed: problems.length === 0, outcome, lagging };
   }
 
   /** The response conventions of PRODUCT.md that the OpenAPI document states loosely or not at all. */
