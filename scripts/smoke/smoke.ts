@@ -125,12 +125,15 @@ export class SmokeRun {
   /** One request to the route of `operationId`, checked and reported. */
   async request(operationId: string, options: RequestOptions): Promise<SmokeResponse> {
     const route = this.route(operationId);
-    const params = options.params ?? {};
+    // A parameter is found under its name in any spelling: {event_id} and {eventId} alike.
+    const key = (name: string) => name.replace(/[^A-Za-z0-9]/g, '').toLowerCase();
+    const params = new Map(Object.entries(options.params ?? {}).map(([name, value]) => [key(name), String(value)]));
     const fill = (hidden: boolean) =>
       route.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
-        if (!(name in params)) throw new Error(`${operationId}: no value for {${name}}`);
+        const value = params.get(key(name));
+        if (value === undefined) throw new Error(`${operationId}: no value for {${name}} of ${route.path}`);
         // A promotion code is worth money: it is sent, never printed.
-        return hidden && name === 'code' ? '{code}' : encodeURIComponent(String(params[name]));
+        return hidden && key(name) === 'code' ? '{code}' : encodeURIComponent(value);
       });
     const query = options.query ? `?${new URLSearchParams(Object.entries(options.query).map(([k, v]): [string, string] => [k, String(v)]))}` : '';
     return this.send(route.host, route.method, fill(false) + query, {
