@@ -69,8 +69,14 @@ const displayIds = (response: { json: any }): string[] =>
 
 const isSuccess = (response: SmokeResponse) => response.status >= 200 && response.status < 300;
 
+/** JSON with the keys of every object sorted: equal values, whatever the order of their keys. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_, inner) =>
+    inner && typeof inner === 'object' && !Array.isArray(inner) ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => a.localeCompare(b))) : inner,
+  );
+
 const same = (actual: unknown, expected: unknown, what: string) =>
-  JSON.stringify(actual) === JSON.stringify(expected) ? undefined : `${what} is ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`;
+  canonical(actual) === canonical(expected) ? undefined : `${what} is ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`;
 
 export const checks: Record<string, Check> = {
   // Webhook endpoints first, so that the events the run makes are delivered to the run's endpoint.
@@ -547,4 +553,3 @@ export async function cleanUp(run: SmokeRun, state: SmokeState): Promise<void> {
   }
 }
 
-export { Skip };

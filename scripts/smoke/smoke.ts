@@ -309,7 +309,10 @@ function errorSummary(response: { status: number; text: string; json: any }): st
 }
 
 /** What a status most likely means for the operator who gave these URLs and token. */
-function hint(host: HostId, status: number, response: { text: string }): string {
+function hint(host: HostId, status: number, response: { text: string; headers: Headers }): string {
+  if (status >= 300 && status < 400) {
+    return ` (a redirect to ${response.headers.get('location') ?? 'somewhere'}, which a till would not follow: give --${host}-url as the stage answers it, e.g. https://)`;
+  }
   if (status === 401) return ' (is --token a live token of this stage?)';
   if (status === 403) return ` (the token's scope does not cover the ${host} host: use a token of scope all)`;
   if (status === 404 && response.text.includes('No route for this method and path')) {
