@@ -1,35 +1,81 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes, type HostId } from '../../functions/routes.ts';
-import type { LocalApi } from '../../local/server.ts';
-import { newAccount } from '../support/accounts.ts';
 import { call } from '../support/http.ts';
-import { startTestApi } from '../support/local-api.ts';
 
 /**
- * `npm run smoke` as an operator runs it (scripts/smoke.ts in a child process), against the local
- * stack, which passes, and against deliberately broken targets, each of which fails with a line
- * that names what is wrong. Every request goes to 127.0.0.1.
+ * `npm run smoke` as an operator runs it (scripts/smoke.ts in a child process) against the local
+ * stack as `npm start` runs it (local/start.ts in a child process, on free ports and tables of its
+ * own in the suite's DynamoDB Local, so that whatever it drives, webhook deliveries included, sees
+ * only this file's records): the run passes, and against deliberately broken targets each run
+ * fails with a line that names what is wrong. Every request goes to 127.0.0.1.
  */
-let api: LocalApi;
-let account: Awaited<ReturnType<typeof newAccount>>;
+interface Stack {
+  readonly urls: Record<HostId, string>;
+  readonly token: string;
+  readonly process: ChildProcess;
+  readonly directory: string;
+}
+let stack: Stack;
 const servers: Server[] = [];
 
+async function startStack(): Promise<Stack> {
+  const directory = mkdtempSync(join(tmpdir(), 'tillgate-smoke-'));
+  const tokenFile = join(directory, 'dev-token');
+  const child = spawn(join('node_modules', '.bin', 'tsx'), ['local/start.ts'], {
+    env: {
+      ...process.env,
+      CORE_PORT: '0',
+      POS_PORT: '0',
+      TABLE_PREFIX: `smoke-${randomBytes(4).toString('hex')}-`,
+      TILLGATE_DEV_TOKEN_FILE: tokenFile,
+      TILLGATE_DATA_DIR: join(directory, 'dynamodb'),
+    },
+  });
+  let output = '';
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const banner = await new Promise<string>((done, fail) => {
+    child.stdout!.on('data', (chunk) => {
+      output += chunk;
+      if (output.includes('Ctrl-C stops everything.')) done(output);
+    });
+    child.on('exit', (code) => fail(new Error(`local/start.ts exited with ${code} before it was ready:\n${output}`)));
+  });
+  const url = (host: string) => new RegExp(`${host} host +\\(v[\\d.]+\\): (http://127\\.0\\.0\\.1:\\d+)`).exec(banner)![1]!;
+  return { urls: { core: url('core'), pos: url('pos') }, token: readFileSync(tokenFile, 'utf8').trim(), process: child, directory };
+}
+
 beforeAll(async () => {
-  api = await startTestApi();
+  stack = await startStack();
 });
 afterAll(async () => {
-  await api.close();
+  if (stack) {
+    const exited = new Promise((done) => stack.process.once('exit', done));
+    stack.process.kill('SIGTERM');
+    await exited;
+    rmSync(stack.directory, { recursive: true, force: true });
+  }
   for (const server of servers) {
     server.closeAllConnections();
     await new Promise((done) => server.close(done));
   }
 });
-beforeEach(async () => {
-  account = await newAccount();
-});
+
+/** `call` of the suite (checked against the OpenAPI documents), to the spawned stack. */
+const request = (host: HostId, method: string, path: string, body?: unknown) =>
+  call({ urls: stack.urls, close: async () => undefined }, host, method, path, { token: stack.token, body });
+
+/** What a shop would see of the account: its live events and its generators. */
+async function accountState() {
+  const feed = await request('core', 'GET', '/v1.0/events?limit=1000');
+  const generators = await request('core', 'GET', '/v1.0/codegen?limit=1000');
+  return { events: feed.json.events, generators: generators.json.code_generators as { id: number; status: string; store_id: number }[] };
+}
 
 interface Run {
   readonly code: number | null;
@@ -52,7 +98,7 @@ function smoke(args: string[], env: Record<string, string> = {}): Promise<Run> {
   );
 }
 
-const target = (urls: Record<HostId, string> = api.urls, token = account.token) => ['--core-url', urls.core, '--pos-url', urls.pos, '--token', token];
+const target = (urls: Record<HostId, string> = stack.urls, token = stack.token) => ['--core-url', urls.core, '--pos-url', urls.pos, '--token', token];
 
 async function listen(server: Server): Promise<string> {
   servers.push(server);
@@ -82,7 +128,7 @@ async function tamperingStage(tamper: (host: HostId, method: string, path: strin
       createServer(async (request, response) => {
         const body = await bodyOf(request);
         const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => name !== 'host' && name !== 'connection')) as Record<string, string>;
-        const upstream = await fetch(`${api.urls[host]}${request.url}`, { method: request.method, headers, body: body.length > 0 ? body : undefined });
+        const upstream = await fetch(`${stack.urls[host]}${request.url}`, { method: request.method, headers, body: body.length > 0 ? body : undefined });
         const answer: Answer = { status: upstream.status, headers: new Headers(upstream.headers), body: await upstream.text() };
         tamper(host, request.method!, request.url!.split('?')[0]!, answer);
         answer.headers.delete('content-length');
@@ -110,12 +156,13 @@ const hasWebhooks = routes.some((route) => route.operationId === 'createWebhookE
 
 describe('npm run smoke against the local stack', () => {
   it('passes, with an ok line for every route of the route table, and leaves nothing a shop would see', async () => {
-    // Records of the account that the run must not touch.
-    const theirs = await call(api, 'core', 'POST', '/v1.0/codegen', {
-      token: account.token,
-      body: { code_generator: { generation_type: 'numeric', code_length: 6, store_id: 7, description: 'Summer sale' } },
+    // Records of the account that the run must not touch: a generator, its event, a void.
+    const theirs = await request('core', 'POST', '/v1.0/codegen', {
+      code_generator: { generation_type: 'numeric', code_length: 6, store_id: 7, description: 'Summer sale' },
     });
     expect(theirs.status).toBe(201);
+    expect((await request('pos', 'POST', '/v2.0/voided_transactions', { transaction: { site_id: 'S-1', pos_transaction_id: 'T-1' } })).status).toBe(200);
+    const before = await accountState();
     const receiver = await webhookReceiver();
 
     const run = await smoke([...target(), '--webhook-url', receiver.url, '--wait', '10']);
@@ -132,26 +179,24 @@ describe('npm run smoke against the local stack', () => {
     expect(run.stdout).toMatch(/^ok   201  createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms$/m);
     expect(run.stdout).toMatch(/^ok: \d+ checks passed in \d+\.\d s \(smoke run [0-9a-f]{8}\)$/m);
     expect(run.stdout, 'a promotion code is never printed').not.toMatch(/SMOKE-[2-9A-Z]{12}/i);
-    expect(run.stdout + run.stderr, 'the token is never printed').not.toContain(account.token);
+    expect(run.stdout + run.stderr, 'the token is never printed').not.toContain(stack.token);
     if (hasWebhooks) expect(receiver.received.length).toBeGreaterThan(0);
 
-    // Its own events acknowledged, the account's other events still there.
-    const feed = await call(api, 'core', 'GET', '/v1.0/events?limit=1000', { token: account.token });
-    expect(feed.json.events.map((event: { type: string; resource_id: string }) => `${event.type} ${event.resource_id}`)).toEqual([
-      `code_generator.created ${theirs.json.code_generator.id}`,
+    // Its events acknowledged, the account's other events still there; its generator inactive
+    // and labelled, the others untouched.
+    const after = await accountState();
+    expect(after.events).toEqual(before.events);
+    const ours = after.generators.filter((generator) => !before.generators.some((other) => other.id === generator.id));
+    expect(after.generators.slice(0, before.generators.length)).toEqual(before.generators);
+    expect(ours).toEqual([
+      expect.objectContaining({ status: 'inactive', store_id: 999_999_999, prefix: 'SMOKE-', description: expect.stringMatching(/^tillgate smoke run \d{4}-\d\d-\d\dT/) }),
     ]);
-    // Its generator inactive and labelled, the other one untouched.
-    const generators = await call(api, 'core', 'GET', '/v1.0/codegen?limit=1000', { token: account.token });
-    const [other, ours] = generators.json.code_generators;
-    expect(other).toEqual(theirs.json.code_generator);
-    expect(ours).toMatchObject({ status: 'inactive', store_id: 999_999_999, prefix: 'SMOKE-', description: expect.stringMatching(/^tillgate smoke run \d{4}-\d\d-\d\dT/) });
-    expect(generators.json.code_generators).toHaveLength(2);
   }, 90_000);
 });
 
 describe('npm run smoke against a broken stage fails, naming what is wrong', () => {
   it('the two hosts swapped', async () => {
-    const run = await smoke(target({ core: api.urls.pos, pos: api.urls.core }));
+    const run = await smoke(target({ core: stack.urls.pos, pos: stack.urls.core }));
 
     expect(run.code).toBe(1);
     expect(run.failures[0]).toMatch(/^FAIL 404  unknownRoute +GET \/v1\.0\/smoke-no-such-route +\d+ ms  --core-url answers in the pos host's error shape: are --core-url and --pos-url swapped\?$/);
@@ -161,7 +206,7 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
   }, 60_000);
 
   it('a wrong token, reported in one JSON document with --json', async () => {
-    const run = await smoke([...target(api.urls, `tg_${'A'.repeat(43)}`), '--json']);
+    const run = await smoke([...target(stack.urls, `tg_${'A'.repeat(43)}`), '--json']);
 
     expect(run.code).toBe(1);
     const report = JSON.parse(run.stdout);
@@ -183,15 +228,17 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
       if (host === 'core' && method === 'POST' && path === '/v1.0/codegen' && answer.status === 201) answer.status = 200;
     });
 
+    const before = await accountState();
+
     const run = await smoke(target(urls));
 
     expect(run.code).toBe(1);
     expect(run.failures[0]).toMatch(/^FAIL 200  createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms  expected 201, got 200$/);
     // The generator the answer named is the run's all the same: checked, then left inactive, its events acknowledged.
     expect(run.failures).toHaveLength(1);
-    const generators = await call(api, 'core', 'GET', '/v1.0/codegen', { token: account.token });
-    expect(generators.json.code_generators.map((generator: { status: string }) => generator.status)).toEqual(['inactive']);
-    expect((await call(api, 'core', 'GET', '/v1.0/events', { token: account.token })).json.events).toEqual([]);
+    const after = await accountState();
+    expect(after.events).toEqual(before.events);
+    expect(after.generators.slice(before.generators.length).map((generator) => generator.status)).toEqual(['inactive']);
   }, 60_000);
 
   it('a stage whose answers lack a header', async () => {

@@ -67,6 +67,7 @@ async function coreWithWebhooks(receiverUrl: string) {
       'X-Request-Id': String(request.headers['x-request-id']),
       'Cache-Control': request.method === 'GET' && status === 200 ? 'max-age=0, private, must-revalidate' : 'no-store',
       'X-Runtime': '0.001000',
+      'X-Content-Type-Options': 'nosniff',
       ...extra,
     };
     if (status < 300 && body !== undefined) headers.ETag = `W/"${createHash('sha256').update(text).digest('hex').slice(0, 32)}"`;
