@@ -106,13 +106,13 @@ export const checks: Record<string, Check> = {
     webhook: true,
     async run(run, state) {
       const endpoint = run.need(state.endpoint, 'a webhook endpoint', 'createWebhookEndpoint');
-      await run.request('listWebhookEndpoints', {
+      await run.findListed('listWebhookEndpoints', {
         query: { limit: 1000 },
         expect: 200,
-        verify: ({ json }) => {
-          const listed = json.webhook_endpoints.find((candidate: { id: number }) => candidate.id === endpoint.id);
-          return [!listed && `the run's endpoint ${endpoint.id} is not listed`, listed && 'secret' in listed && 'a listed endpoint shows its secret'];
-        },
+        items: 'webhook_endpoints',
+        match: (listed: { id: number }) => listed.id === endpoint.id,
+        missing: `the run's endpoint ${endpoint.id} is not listed`,
+        verifyItem: (listed: object) => 'secret' in listed && 'a listed endpoint shows its secret',
       });
     },
   },
@@ -187,21 +187,13 @@ export const checks: Record<string, Check> = {
     async run(run, state) {
       const generator = run.need(state.generator, 'a code generator', 'createCodeGenerator');
       // The smoke store keeps the generators of earlier runs (inactive): ours is on the last page.
-      let cursor: string | undefined;
-      for (let page = 0; page < 100; page++) {
-        const response = await run.request('listCodeGenerators', {
-          query: { store_id: run.options.storeId, limit: 1000, ...(cursor ? { cursor } : {}) },
-          expect: 200,
-          quiet: page > 0,
-          note: page > 0 ? `page ${page + 1}` : undefined,
-          verify: ({ json }) =>
-            json.next_cursor === null &&
-            !json.code_generators.some((listed: { id: number }) => listed.id === generator.id) &&
-            `the run's generator ${generator.id} is not listed under store_id ${run.options.storeId}`,
-        });
-        if (!response.passed || response.json.next_cursor === null) return;
-        cursor = response.json.next_cursor;
-      }
+      await run.findListed('listCodeGenerators', {
+        query: { store_id: run.options.storeId, limit: 1000 },
+        expect: 200,
+        items: 'code_generators',
+        match: (listed: { id: number }) => listed.id === generator.id,
+        missing: `the run's generator ${generator.id} is not listed under store_id ${run.options.storeId}`,
+      });
     },
   },
   getCodeGenerator: {

@@ -174,6 +174,44 @@ export class SmokeRun {
     return { ...last!, outcome };
   }
 
+  /**
+   * An item looked for in a list, page after page (later pages reported only when they fail or
+   * with --verbose), asked again until it is there or `settleMs` have passed: a list may read an
+   * index that lags the write. The first page's line says whether it was found.
+   */
+  async findListed(
+    operationId: string,
+    options: RequestOptions & { items: string; match: (item: any) => boolean; missing: string; verifyItem?: (item: any) => string | false | undefined },
+  ): Promise<any> {
+    let tries = 0;
+    let first: SmokeResponse | undefined;
+    let item: unknown;
+    await settle(this.options.settleMs, async () => {
+      tries++;
+      let cursor: string | undefined;
+      for (let page = 0; page < 100; page++) {
+        const response = await this.request(operationId, {
+          ...options,
+          query: { ...options.query, ...(cursor ? { cursor } : {}) },
+          note: page > 0 ? `page ${page + 1}` : options.note,
+          tentative: page === 0,
+          quiet: page > 0,
+        });
+        if (page === 0) first = response;
+        if (!response.passed) return true;
+        item = response.json[options.items].find(options.match);
+        cursor = response.json.next_cursor ?? undefined;
+        if (item || !cursor) return item !== undefined;
+      }
+      return false;
+    });
+    const outcome = first!.outcome;
+    const problems = !first!.passed ? outcome.problems : item === undefined ? [options.missing] : [options.verifyItem?.(item)].filter((p): p is string => !!p);
+    const note = [outcome.note, tries > 1 ? `${tries} tries` : undefined].filter(Boolean).join(', ') || undefined;
+    this.record({ ...outcome, note, result: problems.length === 0 ? 'ok' : 'fail', problems });
+    return item;
+  }
+
   /** A request no route serves, or served without a token: what the gateway (or function) answers on its own. */
   async probe(
     name: string,
