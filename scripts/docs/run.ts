@@ -1,0 +1,58 @@
+/**
+ * `npm run docs`: runs the documentation's console examples against fresh local stacks and
+ * checks the generated sections (scripts/docs/walkthrough.ts and generated.ts say how).
+ *
+ *   npm run docs                          check every page (what the test suite checks)
+ *   npm run docs -- --update              rewrite the generated sections and the outputs that differ
+ *   npm run docs -- --update README.md    the same for one page
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { fillSections, renderSections, sectionNames } from './generated.ts';
+import { synthesizedTemplates } from './templates.ts';
+import { describeFailures, ROOT, runnablePages, runPage, writePage } from './walkthrough.ts';
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { update: { type: 'boolean', default: false } } });
+const read = (page: string) => readFileSync(path.join(ROOT, page), 'utf8');
+
+const { plain, everything } = synthesizedTemplates();
+const sections = renderSections(plain, everything);
+const pages = positionals.length > 0 ? positionals : ['README.md', ...runnablePages().filter((page) => page !== 'README.md')];
+const allPages = [...new Set([...pages, ...(await import('node:fs')).readdirSync(path.join(ROOT, 'docs')).map((name) => `docs/${name}`).filter((name) => name.endsWith('.md'))])];
+
+let failed = false;
+for (const page of positionals.length > 0 ? pages : allPages) {
+  const text = read(page);
+  if (sectionNames(text).length === 0) continue;
+  const filled = fillSections(page, text, sections);
+  if (filled === text) continue;
+  if (values.update) {
+    writePage(page, filled);
+    console.log(`${page}: generated sections rewritten (${sectionNames(text).join(', ')})`);
+  } else {
+    console.log(`${page}: generated sections are stale; run \`npm run docs -- --update\``);
+    failed = true;
+  }
+}
+
+for (const page of pages.filter((page) => runnablePages().includes(page))) {
+  const started = Date.now();
+  const result = await runPage(page);
+  const bad = result.outcomes.filter((outcome) => !outcome.matches);
+  console.log(`${page}: ${result.outcomes.length - bad.length} of ${result.outcomes.length} examples as shown (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  if (bad.length === 0) continue;
+  if (values.update) {
+    writePage(page, result.updated);
+    const stillFailing = bad.filter((outcome) => outcome.status !== 0);
+    console.log(`${page}: outputs of ${bad.length - stillFailing.length} example(s) rewritten from this run; review \`git diff ${page}\``);
+    if (stillFailing.length > 0) {
+      console.log(describeFailures({ ...result, outcomes: stillFailing }));
+      failed = true;
+    }
+  } else {
+    console.log(describeFailures(result));
+    failed = true;
+  }
+}
+process.exit(failed ? 1 : 0);
