@@ -13,6 +13,7 @@
  */
 import { hosts, routes } from '../../functions/routes.ts';
 import { tableIds, tables } from '../../functions/commons/tables.ts';
+import { codeBlocks } from './walkthrough.ts';
 
 /** The parts of a CloudFormation template read here. */
 export interface TemplateJson {
@@ -105,9 +106,16 @@ export function counted(plain: TemplateJson) {
 
 const MARKER = /(<!-- generated:([a-z-]+)[^>]*-->\n)([\s\S]*?)(<!-- \/generated:\2 -->)/g;
 
+/** Whether the character at `offset` is inside a fenced code block (an example of a marker, say). */
+function inCode(page: string, text: string, offset: number): boolean {
+  const line = text.slice(0, offset).split('\n').length - 1;
+  return codeBlocks(page, text).some((block) => line >= block.start && line < block.start + block.lines.length);
+}
+
 /** The page with every generated section rewritten; unknown section names are an error. */
 export function fillSections(page: string, text: string, sections: Record<string, string>): string {
-  return text.replace(MARKER, (_, open: string, name: string, __, close: string) => {
+  return text.replace(MARKER, (whole: string, open: string, name: string, _body: string, close: string, offset: number) => {
+    if (inCode(page, text, offset)) return whole;
     const body = sections[name];
     if (body === undefined) throw new Error(`${page}: unknown generated section "${name}" (known: ${Object.keys(sections).join(', ')})`);
     return `${open}${body}\n${close}`;
@@ -115,8 +123,8 @@ export function fillSections(page: string, text: string, sections: Record<string
 }
 
 /** The names of the generated sections a page holds. */
-export function sectionNames(text: string): string[] {
-  return [...text.matchAll(MARKER)].map((match) => match[2]!);
+export function sectionNames(page: string, text: string): string[] {
+  return [...text.matchAll(MARKER)].filter((match) => !inCode(page, text, match.index)).map((match) => match[2]!);
 }
 
 const WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];

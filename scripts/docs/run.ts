@@ -6,7 +6,7 @@
  *   npm run docs -- --update              rewrite the generated sections and the outputs that differ
  *   npm run docs -- --update README.md    the same for one page
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fillSections, renderSections, sectionNames } from './generated.ts';
@@ -18,25 +18,27 @@ const read = (page: string) => readFileSync(path.join(ROOT, page), 'utf8');
 
 const { plain, everything } = synthesizedTemplates();
 const sections = renderSections(plain, everything);
-const pages = positionals.length > 0 ? positionals : ['README.md', ...runnablePages().filter((page) => page !== 'README.md')];
-const allPages = [...new Set([...pages, ...(await import('node:fs')).readdirSync(path.join(ROOT, 'docs')).map((name) => `docs/${name}`).filter((name) => name.endsWith('.md'))])];
+const everyPage = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const pages = positionals.length > 0 ? positionals : everyPage;
 
 let failed = false;
-for (const page of positionals.length > 0 ? pages : allPages) {
+for (const page of pages) {
   const text = read(page);
-  if (sectionNames(text).length === 0) continue;
+  const names = sectionNames(page, text);
+  if (names.length === 0) continue;
   const filled = fillSections(page, text, sections);
   if (filled === text) continue;
   if (values.update) {
     writePage(page, filled);
-    console.log(`${page}: generated sections rewritten (${sectionNames(text).join(', ')})`);
+    console.log(`${page}: generated sections rewritten (${names.join(', ')})`);
   } else {
     console.log(`${page}: generated sections are stale; run \`npm run docs -- --update\``);
     failed = true;
   }
 }
 
-for (const page of pages.filter((page) => runnablePages().includes(page))) {
+const runnable = runnablePages();
+for (const page of pages.filter((candidate) => runnable.includes(candidate))) {
   const started = Date.now();
   const result = await runPage(page);
   const bad = result.outcomes.filter((outcome) => !outcome.matches);

@@ -26,7 +26,7 @@ describe('generated sections', () => {
   });
 
   it('every list the pages state is generated somewhere: routes, their tables, the tables, the outputs', () => {
-    const shown = pages.flatMap((page) => sectionNames(read(page)));
+    const shown = pages.flatMap((page) => sectionNames(page, read(page)));
     expect([...new Set(shown)].sort()).toEqual(Object.keys(renderSections(plain, everything)).sort());
   });
 

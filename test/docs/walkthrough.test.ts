@@ -32,7 +32,8 @@ describe('the documentation runs as written', () => {
     expect(pages[0]).toBe('README.md');
   });
 
-  it.each(pages)('%s: every console example prints what the page shows', async (page) => {
+  // Each page has its own stack on its own ports: they run side by side.
+  it.concurrent.each(pages)('%s: every console example prints what the page shows', async (page) => {
     const stack = await startStack();
     try {
       // The README starts where the banner of `npm start` leaves a newcomer: check that step too.
