@@ -33,7 +33,7 @@
  * downloads a binary; cram and prysk are Python. What is needed here (one shell session per
  * page, a stack per page, normalised comparison, an update mode, vitest) is this file.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -390,10 +390,10 @@ export function diffLines(expected: readonly string[], actual: readonly string[]
     if (i < n && j < m && expected[i] === actual[j]) {
       out.push(`  ${expected[i++]}`);
       j++;
-    } else if (j < m && (i === n || table[i]![j + 1]! >= table[i + 1]![j]!)) {
-      out.push(`+ ${actual[j++]}`);
-    } else {
+    } else if (i < n && (j === m || table[i + 1]![j]! >= table[i]![j + 1]!)) {
       out.push(`- ${expected[i++]}`);
+    } else {
+      out.push(`+ ${actual[j++]}`);
     }
   }
   return out;
@@ -428,11 +428,28 @@ export function describeFailures(result: PageResult): string {
   });
   return [
     ...parts,
-    '',
     'Which one is wrong? If the code changed on purpose (a new header, field or message), the page is out of date: ' +
       `run \`npm run docs -- --update ${result.page}\`, read the diff of the page and commit it. ` +
-      'If nobody meant to change that answer, the page is right and the code broke what it documents: fix the code.',
+      'If nobody meant to change that answer, the page is right and the code broke what it documents: fix the code.' +
+      changedHint(result.page),
   ].join('\n\n');
+}
+
+/** What the work tree says about who changed: the page, the code, or both (nothing in a clean clone). */
+function changedHint(page: string): string {
+  const status = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' });
+  if (status.status !== 0) return '';
+  const changed = status.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.slice(3));
+  const pageChanged = changed.includes(page);
+  const codeChanged = changed.filter((file) => /^(functions|local|infra|scripts|openapi)\//.test(file) && !file.startsWith('scripts/docs/'));
+  if (pageChanged && codeChanged.length === 0) return `\nHere ${page} has uncommitted changes and the code has none: most likely the page.`;
+  if (!pageChanged && codeChanged.length > 0) {
+    return `\nHere the code has uncommitted changes (${codeChanged.slice(0, 3).join(', ')}${codeChanged.length > 3 ? ', …' : ''}) and ${page} has none: the code changed what the page shows.`;
+  }
+  return '';
 }
 
 /** Every page whose examples the walkthrough runs: the README and the docs/ pages with a console block. */

@@ -41,7 +41,7 @@ describe('the documentation runs as written', () => {
       const result = await runPage(page, { stack });
       expect(result.outcomes.length).toBeGreaterThan(0);
       const report = describeFailures(result);
-      expect(report, `\n${report}\n`).toBe('');
+      if (report) throw new Error(`\n${report}\n`);
     } finally {
       await stack.stop();
     }
