@@ -38,11 +38,13 @@ for (const page of pages) {
 }
 
 const runnable = runnablePages();
-for (const page of pages.filter((candidate) => runnable.includes(candidate))) {
-  const started = Date.now();
-  const result = await runPage(page);
+const started = Date.now();
+// Each page has its own stack on its own ports, so they run side by side.
+const results = await Promise.all(pages.filter((candidate) => runnable.includes(candidate)).map((page) => runPage(page)));
+for (const result of results) {
+  const { page } = result;
   const bad = result.outcomes.filter((outcome) => !outcome.matches);
-  console.log(`${page}: ${result.outcomes.length - bad.length} of ${result.outcomes.length} examples as shown (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  console.log(`${page}: ${result.outcomes.length - bad.length} of ${result.outcomes.length} examples as shown`);
   if (bad.length === 0) continue;
   if (values.update) {
     writePage(page, result.updated);
@@ -57,4 +59,5 @@ for (const page of pages.filter((candidate) => runnable.includes(candidate))) {
     failed = true;
   }
 }
+console.log(`${results.length} page(s) run in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 process.exit(failed ? 1 : 0);

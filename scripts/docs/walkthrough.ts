@@ -34,7 +34,8 @@
  * page, a stack per page, normalised comparison, an update mode, vitest) is this file.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../local/dynamodb.ts';
@@ -201,8 +202,22 @@ async function distinctFreePorts(): Promise<Ports> {
   return { core: await next(), pos: await next(), dynamodb: await next() };
 }
 
+/**
+ * The scratch checkout shares node_modules with the repository, and `npm run …` in it runs
+ * preflight: were the install not stamped current, preflight would run `npm ci` there, through
+ * the link. So the install must be current before anything runs (`npm test` sees to that).
+ */
+function assertInstalled() {
+  const lock = createHash('sha256').update(readFileSync(path.join(ROOT, 'package-lock.json'))).digest('hex');
+  const stamp = path.join(ROOT, 'node_modules', '.tillgate-lock-sha256');
+  if (!existsSync(stamp) || readFileSync(stamp, 'utf8').trim() !== lock) {
+    throw new Error('node_modules is not the locked install preflight stamps: run `node scripts/preflight.mjs test` (or `npm test`) first.');
+  }
+}
+
 /** `npm start`'s entry, local/start.ts, in a scratch checkout on free ports. */
 export async function startStack(timeoutMs = 90_000): Promise<Stack> {
+  assertInstalled();
   const dir = scratchCheckout();
   const ports = await distinctFreePorts();
   const env = terminalEnvironment(ports);
@@ -269,7 +284,8 @@ export class Session {
   private waiting?: () => void;
 
   constructor(cwd: string, env: NodeJS.ProcessEnv) {
-    this.bash = spawn('bash', ['--noprofile', '--norc'], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // Its own process group, so that closing the session also ends what a command left running.
+    this.bash = spawn('bash', ['--noprofile', '--norc'], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     const take = (chunk: Buffer) => {
       this.buffer += chunk.toString('utf8');
       this.waiting?.();
@@ -303,7 +319,11 @@ export class Session {
 
   close() {
     this.bash.stdin!.end();
-    this.bash.kill();
+    try {
+      process.kill(-this.bash.pid!, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
   }
 }
 
