@@ -383,7 +383,13 @@ function rewrite(text: string, outcomes: readonly Outcome[]): string {
   for (const outcome of [...outcomes].reverse()) {
     if (outcome.matches || outcome.status !== 0) continue;
     const { expected, actual } = { expected: outcome.example.expected, actual: outcome.actual };
-    const replaced = actual.map((line) => {
+    const matched = alignLines(
+      expected.map((line) => normalise(line).text),
+      actual.map((line) => normalise(line).text),
+    );
+    const replaced = actual.map((line, j) => {
+      // A line that only differs in varying parts stays as the page has it.
+      if (matched[j] !== undefined) return expected[matched[j]]!;
       let result = line;
       for (const rule of RULES) result = result.replace(rule.pattern, (value) => known.get(value) ?? value);
       return result;
@@ -393,8 +399,10 @@ function rewrite(text: string, outcomes: readonly Outcome[]): string {
   return pageLines.join('\n');
 }
 
-/** A line diff (longest common subsequence): `  ` same, `- ` only on the page, `+ ` only in the run. */
-export function diffLines(expected: readonly string[], actual: readonly string[]): string[] {
+type Step = { readonly kind: 'same' | 'page' | 'run'; readonly i: number; readonly j: number };
+
+/** The longest common subsequence of two lists of lines, as steps through both. */
+function lcsSteps(expected: readonly string[], actual: readonly string[]): Step[] {
   const n = expected.length;
   const m = actual.length;
   const table = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
@@ -403,20 +411,29 @@ export function diffLines(expected: readonly string[], actual: readonly string[]
       table[i]![j] = expected[i] === actual[j] ? table[i + 1]![j + 1]! + 1 : Math.max(table[i + 1]![j]!, table[i]![j + 1]!);
     }
   }
-  const out: string[] = [];
+  const steps: Step[] = [];
   let i = 0;
   let j = 0;
   while (i < n || j < m) {
-    if (i < n && j < m && expected[i] === actual[j]) {
-      out.push(`  ${expected[i++]}`);
-      j++;
-    } else if (i < n && (j === m || table[i + 1]![j]! >= table[i]![j + 1]!)) {
-      out.push(`- ${expected[i++]}`);
-    } else {
-      out.push(`+ ${actual[j++]}`);
-    }
+    if (i < n && j < m && expected[i] === actual[j]) steps.push({ kind: 'same', i: i++, j: j++ });
+    else if (i < n && (j === m || table[i + 1]![j]! >= table[i]![j + 1]!)) steps.push({ kind: 'page', i: i++, j });
+    else steps.push({ kind: 'run', i, j: j++ });
   }
-  return out;
+  return steps;
+}
+
+/** For each line of the run, the index of the page's line it matches, if any. */
+function alignLines(expected: readonly string[], actual: readonly string[]): (number | undefined)[] {
+  const matched: (number | undefined)[] = new Array(actual.length).fill(undefined);
+  for (const step of lcsSteps(expected, actual)) if (step.kind === 'same') matched[step.j] = step.i;
+  return matched;
+}
+
+/** A line diff: `  ` same, `- ` only on the page, `+ ` only in the run. */
+export function diffLines(expected: readonly string[], actual: readonly string[]): string[] {
+  return lcsSteps(expected, actual).map((step) =>
+    step.kind === 'same' ? `  ${expected[step.i]}` : step.kind === 'page' ? `- ${expected[step.i]}` : `+ ${actual[step.j]}`,
+  );
 }
 
 /** A failure report a reader can act on: which example, what differs, and how to decide. */
