@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { counted, fillSections, renderSections, sectionNames, statedCounts, type TemplateJson } from '../../scripts/docs/generated.ts';
 import { synthesizedTemplates } from '../../scripts/docs/templates.ts';
@@ -58,12 +59,42 @@ describe('counts in prose', () => {
 describe('commands on the pages', () => {
   it.each(pages)('%s: a command for the local stack is in a console block, so it runs in the walkthrough test', (page) => {
     const text = read(page);
-    const shown = codeBlocks(page, text).filter((block) => block.lang !== 'console');
+    // A ```markdown block shows how to write a page; its console block is an example of the markup.
+    const shown = codeBlocks(page, text).filter((block) => block.lang !== 'console' && block.lang !== 'markdown');
     const local = shown.filter((block) => block.lines.some((line) => /127\.0\.0\.1:300[01]|localhost:300[01]/.test(line)));
     expect(
       local.map((block) => `${page}:${block.start}`),
       'a command for the local stack belongs in a ```console block, with "$ " lines (docs/writing-docs.md)',
     ).toEqual([]);
     expect(() => parsePage(page, text)).not.toThrow();
+  });
+});
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+function anchorOf(heading: string): string {
+  return heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
+}
+
+describe('links between the pages', () => {
+  it.each(pages)('%s: every relative link reaches a file, and a heading where it names one', (page) => {
+    const text = read(page);
+    const broken: string[] = [];
+    for (const match of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = match[1]!;
+      if (/^[a-z]+:/.test(target)) continue;
+      const [file, anchor] = target.split('#') as [string, string | undefined];
+      const resolved = file === '' ? page : path.normalize(path.join(path.dirname(page), file));
+      if (!existsSync(resolved)) {
+        broken.push(`${target}: no file ${resolved}`);
+        continue;
+      }
+      if (anchor === undefined || !resolved.endsWith('.md')) continue;
+      const headings = [...read(resolved).matchAll(/^#{1,6} (.+)$/gm)].map((heading) => anchorOf(heading[1]!));
+      if (!headings.includes(anchor)) broken.push(`${target}: no heading #${anchor} in ${resolved}`);
+    }
+    expect(broken).toEqual([]);
   });
 });
