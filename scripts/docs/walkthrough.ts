@@ -372,7 +372,7 @@ export async function runPage(page: string, options: { stack?: Stack } = {}): Pr
  * code, …) that a matching example also shows keeps the page's spelling there, so the page
  * stays consistent and its diff shows only what changed.
  */
-function rewrite(text: string, outcomes: readonly Outcome[]): string {
+export function rewrite(text: string, outcomes: readonly Outcome[]): string {
   const known = new Map<string, string>();
   for (const outcome of outcomes) {
     if (!outcome.matches) continue;
