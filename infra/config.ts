@@ -3,7 +3,7 @@ import { hosts, type HostId } from '#functions/routes';
 
 /**
  * Deployment settings, read once from CDK context (`-c key=value` or cdk.json). Every knob an
- * operator may turn is here, with its default, so the README and the stack cannot disagree.
+ * operator may turn is here, with its default, so docs/deploying.md and the stack cannot disagree.
  * Values from the command line arrive as strings; they are parsed and checked here, and a bad
  * value fails the synth with a message naming the key.
  */

@@ -129,7 +129,7 @@ export class TillgateStack extends Stack {
         ALARMS_NOTIFY_NOBODY,
         `Stage "${config.stage}" is a production stage (ephemeral is not set) and its ` +
           `${this.observability.alarms.length} alarms notify nobody: deploy with -c alarmEmail=… ` +
-          'and/or -c alarmTopicArn=… (see the README, "Deploy").',
+          'and/or -c alarmTopicArn=… (see docs/deploying.md, "Deploy").',
       );
     }
 

@@ -22,7 +22,7 @@ export const BUNDLING = {
   mainFields: ['module', 'main'],
   // Whitespace and syntax minified, identifiers kept: a stack trace read in CloudWatch names the
   // functions it passed through without runtime source maps, which cost 15–19 ms per cold start
-  // (`NODE_OPTIONS=--enable-source-maps`, README "Cold start"). Not `keepNames`: with identifiers
+  // (`NODE_OPTIONS=--enable-source-maps`, docs/benchmarks.md, "Cold start"). Not `keepNames`: with identifiers
   // unminified V8 already knows the names, and its `__name()` calls would run every time a
   // closure is created (the SDK creates dozens per request: about 30 µs of CPU each time).
   minify: false,

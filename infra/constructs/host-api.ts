@@ -68,7 +68,7 @@ export const ACCESS_LOG_FIELDS = {
 
 /**
  * Headers of every answer API Gateway gives itself, as close to the functions' as a gateway
- * response can get (see the README, "Answers the gateway gives itself"):
+ * response can get (see docs/api.md, "Answers the gateway gives itself"):
  * - X-Request-Id is API Gateway's request id (`context.requestId`, also sent as x-amzn-RequestId
  *   and logged as the access log's requestId). A mapping cannot check the caller's X-Request-Id
  *   against the functions' rule, so it is never echoed: echoing would repeat malformed ids and

@@ -34,7 +34,7 @@ const settings = quick
   ? { calls: 20, coldRuns: 5, warmIterations: 1000, httpRequests: 150, httpRounds: 1, connections: 8 }
   : { calls: 50, coldRuns: 20, warmIterations: 5000, httpRequests: 300, httpRounds: 2, connections: 8 };
 const coldRuns = Number(process.env.BENCH_COLD_RUNS ?? settings.coldRuns);
-/** BENCH_COLD_VARIANTS=1: the cold-start arms of the NODE_OPTIONS / build decision (README), besides the usual ones. */
+/** BENCH_COLD_VARIANTS=1: the cold-start arms of the NODE_OPTIONS / build decision (docs/benchmarks.md), besides the usual ones. */
 const coldVariants = process.env.BENCH_COLD_VARIANTS === '1';
 /** BENCH_ONLY=listEvents,getCode: only these operations' scenarios (for iterating; the table is partial). */
 const only = process.env.BENCH_ONLY?.split(',');

@@ -32,10 +32,21 @@ export async function findApiKey(tokenHash: string): Promise<ApiKey | undefined>
   return Item as ApiKey | undefined;
 }
 
+/**
+ * Stores a new key. The put is conditional, so it never overwrites a key; and it is safe to
+ * retry: when the SDK retries an attempt that timed out after DynamoDB had written it, the
+ * condition fails on our own item, which is then a success, not an error.
+ */
 export async function saveApiKey(key: ApiKey): Promise<void> {
-  await documents.send(
-    new PutCommand({ TableName: TABLE, Item: key, ConditionExpression: 'attribute_not_exists(token_hash)' }),
-  );
+  try {
+    await documents.send(
+      new PutCommand({ TableName: TABLE, Item: key, ConditionExpression: 'attribute_not_exists(token_hash)' }),
+    );
+  } catch (error) {
+    if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    const { Item } = await documents.send(new GetCommand({ TableName: TABLE, Key: { token_hash: key.token_hash }, ConsistentRead: true }));
+    if ((Item as ApiKey | undefined)?.key_id !== key.key_id) throw error;
+  }
 }
 
 /** For the token tool only: the table holds one item per token, so a scan stays small. */
