@@ -24,7 +24,7 @@ describe('a token write retried after DynamoDB took it', () => {
       }
       return send(command as never);
     }) as never);
-    const { token, key } = await issueToken(987_654_321, 'retried');
+    const { token, key } = await issueToken(987_654_321, 'retried', 'all');
     expect(puts).toBe(1);
     expect(await findApiKey(hashToken(token))).toEqual(key);
   });
