@@ -68,7 +68,7 @@ console.log(`
 tillgate is running locally.
   core host (v1.0): ${api.urls.core}
   pos host  (v2.0): ${api.urls.pos}
-  DynamoDB:         ${settings.endpoint}
+  DynamoDB:         ${settings.endpoint}${settings.externalEndpoint ? '' : ' (DynamoDB Local listens on every interface: firewall its port on a shared network)'}
 
 Development account ${settings.devAccountId}: token ${tokenState} in ${settings.devTokenFile}. Use it with:
   export TOKEN=$(cat ${settings.devTokenFile})

@@ -79,7 +79,7 @@ const api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourc
 let exitCode = 0;
 try {
   const accountId = 4242;
-  const { token } = await issueToken(accountId, 'bench');
+  const { token } = await issueToken(accountId, 'bench', 'all');
   await accountForToken(token);
   let serial = 0;
   const send: SendRaw = async (request) => {
@@ -112,7 +112,7 @@ try {
     proxy,
     send,
     calls: settings.calls,
-    withFreshToken: async (request: HttpRequest) => ({ ...request, headers: { ...request.headers, 'X-Auth-Token': (await issueToken(accountId, 'bench cold')).token } }),
+    withFreshToken: async (request: HttpRequest) => ({ ...request, headers: { ...request.headers, 'X-Auth-Token': (await issueToken(accountId, 'bench cold', 'all')).token } }),
     countersTable: names.counters,
     blockSize: Number(process.env.ID_BLOCK_SIZE ?? 100),
     nextId: ids.nextId,

@@ -81,7 +81,7 @@ describe('revoking a token', () => {
     const request = await getEventWithCache('30');
     const token = newToken();
     expect(await request(token)).toBe(401);
-    await saveApiKey({ token_hash: hashToken(token), key_id: 'key_fresh', account_id: 424242, name: 'fresh', created_at: new Date().toISOString() });
+    await saveApiKey({ token_hash: hashToken(token), key_id: 'key_fresh', account_id: 424242, name: 'fresh', scope: 'all', created_at: new Date().toISOString() });
     expect(await request(token)).toBe(404);
   });
 
