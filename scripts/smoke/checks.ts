@@ -389,8 +389,9 @@ export function routesWithoutCheck(table: readonly Route[]): Route[] {
 }
 
 /**
- * The answers every stage gives before any operation: an unknown route is a 404 and a request
- * without a token a 401, each in its host's error shape. An answer in the other host's shape
+ * The answers every stage gives before any operation: an unknown route is a 404, a known path
+ * under another method a 405 with Allow, and a request without a token a 401, each in its host's
+ * error shape. An answer in the other host's shape
  * means the two URLs are swapped (or a custom domain is mapped to the wrong API).
  */
 export async function gatewayChecks(run: SmokeRun, state: SmokeState): Promise<void> {
@@ -407,8 +408,27 @@ export async function gatewayChecks(run: SmokeRun, state: SmokeState): Promise<v
     }
     run.record(outcome);
 
-    // A route of this host called without a token: the function's own 401, in the host's shape.
+    // A known path under a method it does not serve: 405 with Allow naming those it does (in
+    // AWS the stage's mock methods answer it).
     const plain = run.routes.filter((candidate) => candidate.host === host && !candidate.path.includes('{'));
+    const path = plain[0]?.path;
+    if (path) {
+      const allow = run.routes.filter((candidate) => candidate.host === host && candidate.path === path).map((candidate) => candidate.method);
+      const method = ['DELETE', 'PATCH', 'POST', 'GET'].find((candidate) => !allow.includes(candidate as Route['method']))!;
+      await run.probe('methodNotAllowed', host, method, path, {
+        expect: 405,
+        answeredBy: 'gateway',
+        hints: { 404: "the stage answers a known path's other methods as an unknown route: its 405 methods are missing, or it runs an older version" },
+        verify: ({ headers }) => {
+          const given = headers.get('allow');
+          if (given === null) return 'no Allow header';
+          const listed = given.split(',').map((name) => name.trim()).sort();
+          return same(listed, [...allow].sort(), 'Allow') && `header Allow is ${JSON.stringify(given)}, expected ${allow.join(', ')}`;
+        },
+      });
+    }
+
+    // A route of this host called without a token: the function's own 401, in the host's shape.
     const route = plain.find((candidate) => candidate.method === 'GET') ?? plain[0];
     if (!route) continue;
     await run.request(route.operationId, {
