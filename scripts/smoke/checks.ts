@@ -397,16 +397,15 @@ export function routesWithoutCheck(table: readonly Route[]): Route[] {
 export async function gatewayChecks(run: SmokeRun, state: SmokeState): Promise<void> {
   for (const host of Object.keys(hosts) as HostId[]) {
     const other: HostId = host === 'core' ? 'pos' : 'core';
-    const response = await run.probe('unknownRoute', host, 'GET', `${hosts[host].versionPrefix}/smoke-no-such-route`, {
-      expect: 404,
-      answeredBy: 'gateway',
-      tentative: true,
-    });
-    let outcome = response.outcome;
-    if (!response.passed && response.status > 0 && run.options.checker.errorShapeProblems(other, response.text).length === 0) {
-      outcome = { ...outcome, problems: [`--${host}-url answers in the ${other} host's error shape: are --core-url and --pos-url swapped?`] };
-    }
-    run.record(outcome);
+    // An answer in the other host's error shape says more than its status: the URLs are swapped.
+    const recordNamingSwap = (response: SmokeResponse) => {
+      const swapped = !response.passed && response.status > 0 && run.options.checker.errorShapeProblems(other, response.text).length === 0;
+      const problems = swapped ? [`--${host}-url answers in the ${other} host's error shape: are --core-url and --pos-url swapped?`] : response.outcome.problems;
+      run.record({ ...response.outcome, problems });
+    };
+    recordNamingSwap(
+      await run.probe('unknownRoute', host, 'GET', `${hosts[host].versionPrefix}/smoke-no-such-route`, { expect: 404, answeredBy: 'gateway', tentative: true }),
+    );
 
     // A known path under a method it does not serve: 405 with Allow naming those it does (in
     // AWS the stage's mock methods answer it).
@@ -415,9 +414,10 @@ export async function gatewayChecks(run: SmokeRun, state: SmokeState): Promise<v
     if (path) {
       const allow = run.routes.filter((candidate) => candidate.host === host && candidate.path === path).map((candidate) => candidate.method);
       const method = ['DELETE', 'PATCH', 'POST', 'GET'].find((candidate) => !allow.includes(candidate as Route['method']))!;
-      await run.probe('methodNotAllowed', host, method, path, {
+      const response = await run.probe('methodNotAllowed', host, method, path, {
         expect: 405,
         answeredBy: 'gateway',
+        tentative: true,
         hints: { 404: "the stage answers a known path's other methods as an unknown route: its 405 methods are missing, or it runs an older version" },
         verify: ({ headers }) => {
           const given = headers.get('allow');
@@ -426,6 +426,7 @@ export async function gatewayChecks(run: SmokeRun, state: SmokeState): Promise<v
           return same(listed, [...allow].sort(), 'Allow') && `header Allow is ${JSON.stringify(given)}, expected ${allow.join(', ')}`;
         },
       });
+      recordNamingSwap(response);
     }
 
     // A route of this host called without a token: the function's own 401, in the host's shape.

@@ -203,6 +203,7 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
     expect(run.code).toBe(1);
     expect(run.failures[0]).toMatch(/^FAIL 404  unknownRoute +GET \/v1\.0\/smoke-no-such-route +\d+ ms  --core-url answers in the pos host's error shape: are --core-url and --pos-url swapped\?$/);
     expect(run.stdout).toMatch(/^FAIL 404  unknownRoute +GET \/v2\.0\/smoke-no-such-route +\d+ ms  --pos-url answers in the core host's error shape/m);
+    expect(run.stdout).toMatch(/^FAIL 404  methodNotAllowed +DELETE \/v1\.0\/codegen +\d+ ms  --core-url answers in the pos host's error shape/m);
     expect(run.stdout).toMatch(/^FAIL 404  createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms  expected 201, got 404: No route for this method and path \(no such route on this host: is --core-url the core host/m);
     expect(run.stdout).toMatch(/^FAIL: \d+ of \d+ checks failed/m);
   }, 60_000);
