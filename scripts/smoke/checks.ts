@@ -389,26 +389,47 @@ export function routesWithoutCheck(table: readonly Route[]): Route[] {
 }
 
 /**
- * The answers every stage gives before any operation: an unknown route is a 404 and a request
- * without a token a 401, each in its host's error shape. An answer in the other host's shape
+ * The answers every stage gives before any operation: an unknown route is a 404, a known path
+ * under another method a 405 with Allow, and a request without a token a 401, each in its host's
+ * error shape. An answer in the other host's shape
  * means the two URLs are swapped (or a custom domain is mapped to the wrong API).
  */
 export async function gatewayChecks(run: SmokeRun, state: SmokeState): Promise<void> {
   for (const host of Object.keys(hosts) as HostId[]) {
     const other: HostId = host === 'core' ? 'pos' : 'core';
-    const response = await run.probe('unknownRoute', host, 'GET', `${hosts[host].versionPrefix}/smoke-no-such-route`, {
-      expect: 404,
-      answeredBy: 'gateway',
-      tentative: true,
-    });
-    let outcome = response.outcome;
-    if (!response.passed && response.status > 0 && run.options.checker.errorShapeProblems(other, response.text).length === 0) {
-      outcome = { ...outcome, problems: [`--${host}-url answers in the ${other} host's error shape: are --core-url and --pos-url swapped?`] };
+    // An answer in the other host's error shape says more than its status: the URLs are swapped.
+    const recordNamingSwap = (response: SmokeResponse) => {
+      const swapped = !response.passed && response.status > 0 && run.options.checker.errorShapeProblems(other, response.text).length === 0;
+      const problems = swapped ? [`--${host}-url answers in the ${other} host's error shape: are --core-url and --pos-url swapped?`] : response.outcome.problems;
+      run.record({ ...response.outcome, problems });
+    };
+    recordNamingSwap(
+      await run.probe('unknownRoute', host, 'GET', `${hosts[host].versionPrefix}/smoke-no-such-route`, { expect: 404, answeredBy: 'gateway', tentative: true }),
+    );
+
+    // A known path under a method it does not serve: 405 with Allow naming those it does (in
+    // AWS the stage's mock methods answer it).
+    const plain = run.routes.filter((candidate) => candidate.host === host && !candidate.path.includes('{'));
+    const path = plain[0]?.path;
+    if (path) {
+      const allow = run.routes.filter((candidate) => candidate.host === host && candidate.path === path).map((candidate) => candidate.method);
+      const method = ['DELETE', 'PATCH', 'POST', 'GET'].find((candidate) => !allow.includes(candidate as Route['method']))!;
+      const response = await run.probe('methodNotAllowed', host, method, path, {
+        expect: 405,
+        answeredBy: 'gateway',
+        tentative: true,
+        hints: { 404: "the stage answers a known path's other methods as an unknown route: its 405 methods are missing, or it runs an older version" },
+        verify: ({ headers }) => {
+          const given = headers.get('allow');
+          if (given === null) return 'no Allow header';
+          const listed = given.split(',').map((name) => name.trim()).sort();
+          return same(listed, [...allow].sort(), 'Allow') && `header Allow is ${JSON.stringify(given)}, expected ${allow.join(', ')}`;
+        },
+      });
+      recordNamingSwap(response);
     }
-    run.record(outcome);
 
     // A route of this host called without a token: the function's own 401, in the host's shape.
-    const plain = run.routes.filter((candidate) => candidate.host === host && !candidate.path.includes('{'));
     const route = plain.find((candidate) => candidate.method === 'GET') ?? plain[0];
     if (!route) continue;
     await run.request(route.operationId, {

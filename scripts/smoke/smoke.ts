@@ -75,6 +75,8 @@ export interface RequestOptions {
   readonly expect: number;
   readonly note?: string;
   readonly quiet?: boolean;
+  /** What a wrong status most likely means for this request, instead of the general hint. */
+  readonly hints?: Readonly<Record<number, string>>;
   /** Not reported: the caller decides (a poll reports its last try). See `report`. */
   readonly tentative?: boolean;
   /** Contract checks of the body beyond its schema: return (or throw) what is wrong. */
@@ -268,7 +270,8 @@ export class SmokeRun {
     const problems: string[] = [];
     let lagging = false;
     if (response.status !== options.expect) {
-      problems.push(`expected ${options.expect}, got ${response.status}${errorSummary(result)}${hint(host, response.status, result)}`);
+      const meaning = options.hints?.[response.status] ? ` (${options.hints[response.status]})` : hint(host, response.status, result);
+      problems.push(`expected ${options.expect}, got ${response.status}${errorSummary(result)}${meaning}`);
     } else {
       problems.push(...this.conventionProblems(host, method, result, requestId, options.answeredBy));
       const flagged = problems.join(' ');

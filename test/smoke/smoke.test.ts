@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -17,6 +17,7 @@ import { call } from '../support/http.ts';
  */
 interface Stack {
   readonly urls: Record<HostId, string>;
+  readonly env: NodeJS.ProcessEnv;
   readonly token: string;
   readonly process: ChildProcess;
   readonly directory: string;
@@ -27,16 +28,15 @@ const servers: Server[] = [];
 async function startStack(): Promise<Stack> {
   const directory = mkdtempSync(join(tmpdir(), 'tillgate-smoke-'));
   const tokenFile = join(directory, 'dev-token');
-  const child = spawn(join('node_modules', '.bin', 'tsx'), ['local/start.ts'], {
-    env: {
-      ...process.env,
-      CORE_PORT: '0',
-      POS_PORT: '0',
-      TABLE_PREFIX: `smoke-${randomBytes(4).toString('hex')}-`,
-      TILLGATE_DEV_TOKEN_FILE: tokenFile,
-      TILLGATE_DATA_DIR: join(directory, 'dynamodb'),
-    },
-  });
+  const env = {
+    ...process.env,
+    CORE_PORT: '0',
+    POS_PORT: '0',
+    TABLE_PREFIX: `smoke-${randomBytes(4).toString('hex')}-`,
+    TILLGATE_DEV_TOKEN_FILE: tokenFile,
+    TILLGATE_DATA_DIR: join(directory, 'dynamodb'),
+  };
+  const child = spawn(join('node_modules', '.bin', 'tsx'), ['local/start.ts'], { env });
   let output = '';
   child.stderr!.on('data', (chunk) => (output += chunk));
   const banner = await new Promise<string>((done, fail) => {
@@ -47,7 +47,7 @@ async function startStack(): Promise<Stack> {
     child.on('exit', (code) => fail(new Error(`local/start.ts exited with ${code} before it was ready:\n${output}`)));
   });
   const url = (host: string) => new RegExp(`${host} host +\\(v[\\d.]+\\): (http://127\\.0\\.0\\.1:\\d+)`).exec(banner)![1]!;
-  return { urls: { core: url('core'), pos: url('pos') }, token: readFileSync(tokenFile, 'utf8').trim(), process: child, directory };
+  return { urls: { core: url('core'), pos: url('pos') }, env, token: readFileSync(tokenFile, 'utf8').trim(), process: child, directory };
 }
 
 beforeAll(async () => {
@@ -174,6 +174,8 @@ describe('npm run smoke against the local stack', () => {
     }
     expect(run.stdout).toMatch(/^ok   404  unknownRoute +GET \/v1\.0\/smoke-no-such-route +\d+ ms$/m);
     expect(run.stdout).toMatch(/^ok   404  unknownRoute +GET \/v2\.0\/smoke-no-such-route +\d+ ms$/m);
+    expect(run.stdout).toMatch(/^ok   405  methodNotAllowed +DELETE \/v1\.0\/\S+ +\d+ ms$/m);
+    expect(run.stdout).toMatch(/^ok   405  methodNotAllowed +DELETE \/v2\.0\/\S+ +\d+ ms$/m);
     expect(run.stdout).toMatch(/^ok   401  \w+ +\w+ \/v1\.0\/\S+ \(no token\) +\d+ ms$/m);
     expect(run.stdout).toMatch(/^ok   401  voidTransaction +POST \/v2\.0\/voided_transactions \(no token\) +\d+ ms$/m);
     expect(run.stdout).toMatch(/^ok   201  createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms$/m);
@@ -201,6 +203,7 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
     expect(run.code).toBe(1);
     expect(run.failures[0]).toMatch(/^FAIL 404  unknownRoute +GET \/v1\.0\/smoke-no-such-route +\d+ ms  --core-url answers in the pos host's error shape: are --core-url and --pos-url swapped\?$/);
     expect(run.stdout).toMatch(/^FAIL 404  unknownRoute +GET \/v2\.0\/smoke-no-such-route +\d+ ms  --pos-url answers in the core host's error shape/m);
+    expect(run.stdout).toMatch(/^FAIL 404  methodNotAllowed +DELETE \/v1\.0\/codegen +\d+ ms  --core-url answers in the pos host's error shape/m);
     expect(run.stdout).toMatch(/^FAIL 404  createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms  expected 201, got 404: No route for this method and path \(no such route on this host: is --core-url the core host/m);
     expect(run.stdout).toMatch(/^FAIL: \d+ of \d+ checks failed/m);
   }, 60_000);
@@ -223,6 +226,23 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
     expect(report.summary.failed).toBeGreaterThan(0);
   }, 60_000);
 
+  it('a token whose scope does not cover both hosts', async () => {
+    // The token tool, as an operator would use it, on the stack's own tables.
+    const issued = spawnSync(join('node_modules', '.bin', 'tsx'), ['scripts/tokens.ts', 'create', '--account', '1', '--scope', 'pos', '--name', 'a till'], {
+      env: stack.env,
+      encoding: 'utf8',
+    });
+    expect(issued.status, issued.stderr).toBe(0);
+
+    const run = await smoke(target(stack.urls, issued.stdout.trim()));
+
+    expect(run.code).toBe(1);
+    expect(run.failures[0]).toMatch(
+      /^FAIL 403  createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms  expected 201, got 403: .+ \(the token's scope does not cover the core host: use a token of scope all\)$/,
+    );
+    expect(run.stdout).toMatch(/^ok   200  voidTransaction +POST \/v2\.0\/voided_transactions +\d+ ms$/m);
+  }, 60_000);
+
   it('a stage that answers a wrong status', async () => {
     const urls = await tamperingStage((host, method, path, answer) => {
       if (host === 'core' && method === 'POST' && path === '/v1.0/codegen' && answer.status === 201) answer.status = 200;
@@ -239,6 +259,24 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
     const after = await accountState();
     expect(after.events).toEqual(before.events);
     expect(after.generators.slice(before.generators.length).map((generator) => generator.status)).toEqual(['inactive']);
+  }, 60_000);
+
+  it('a stage without its 405 methods (a known path under another method answers as an unknown one)', async () => {
+    const urls = await tamperingStage((host, _method, _path, answer) => {
+      if (answer.status !== 405) return;
+      answer.status = 404;
+      answer.headers.delete('allow');
+      const message = 'No route for this method and path';
+      answer.body = JSON.stringify(host === 'core' ? { errors: [{ message }] } : { transaction: { errors: [{ message }], display_messages: [{ message, message_id: 'not_found', message_content: {}, priority: 1 }] } });
+    });
+
+    const run = await smoke(target(urls));
+
+    expect(run.code).toBe(1);
+    expect(run.failures).toEqual([
+      expect.stringMatching(/^FAIL 404  methodNotAllowed +DELETE \/v1\.0\/codegen +\d+ ms  expected 405, got 404: No route for this method and path \(the stage answers a known path's other methods as an unknown route/),
+      expect.stringMatching(/^FAIL 404  methodNotAllowed +DELETE \/v2\.0\/voided_transactions +\d+ ms  expected 405, got 404: No route for this method and path \(the stage answers/),
+    ]);
   }, 60_000);
 
   it('a stage whose answers lack a header', async () => {
