@@ -137,6 +137,12 @@ export const RULES: readonly { readonly name: string; readonly pattern: RegExp; 
   { name: 'key id', pattern: /\bkey_[0-9a-f]{16}\b/g, placeholder: '<key-id>' },
   // A tillgate code: a prefix ending in "-", then 8 of the alphabet of functions/commons/codes.ts.
   { name: 'code', pattern: /\b[A-Z0-9]+-[2-9A-HJ-NP-Z]{8}\b/g, placeholder: '<code>' },
+  // npm run smoke (docs/smoke.md): a request's latency (right-aligned, so its padding varies with
+  // it), the run's id and its duration, as lines and as --json.
+  { name: 'smoke latency', pattern: / +\d+ ms\b/g, placeholder: ' <n> ms' },
+  { name: 'smoke run id', pattern: /(?<=smoke run |"run_id": ")[0-9a-f]{8}\b/g, placeholder: '<run-id>' },
+  { name: 'smoke duration', pattern: /(?<=\bin )\d+\.\d s\b/g, placeholder: '<n> s' },
+  { name: 'smoke JSON latency', pattern: /(?<="(?:latency|duration)_ms": )[\d.]+/g, placeholder: '<n>' },
 ];
 
 /** The text with every varying part replaced, and the parts replaced, in order. */
