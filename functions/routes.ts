@@ -2,8 +2,8 @@ import type { TableId } from './commons/tables.ts';
 
 /**
  * The route table: every operation of tillgate, declared once. The CDK stack builds one API
- * Gateway method and one Lambda function per row (with grants from `tables`), the local server
- * routes requests with it, and the tests walk it.
+ * Gateway method and one Lambda function per row (with grants from `tables`), a 405 mock method
+ * per path, the local server routes requests with it, and the tests walk it.
  */
 export type HostId = 'core' | 'pos';
 
@@ -15,8 +15,22 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
  */
 export type RouteScope = 'pos' | 'core';
 
-/** `read` grants reads only; `write` grants reads and writes. */
-export type TableAccess = 'read' | 'write';
+/**
+ * The DynamoDB actions a function may take on a table: exactly the calls its code makes, so its
+ * IAM policy is least privilege (test/infra/stack.test.ts compares them). Inside a transaction
+ * a Put, Update or Delete is authorised as PutItem, UpdateItem or DeleteItem, a ConditionCheck as
+ * ConditionCheckItem. A write asked to return the item on a failed condition
+ * (ReturnValuesOnConditionCheckFailure) reads that item: declare GetItem with it. A BatchGetCommand
+ * is BatchGetItem on each table it reads. Query is granted on the table's indexes too; every other
+ * action on the table only.
+ */
+export type DynamoAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'ConditionCheckItem';
+export type TableAccess = readonly DynamoAction[];
+
+/** Every function reads its caller's token (functions/commons/auth.ts). */
+const TOKEN_LOOKUP = { apiKeys: ['GetItem'] } as const satisfies Partial<Record<TableId, TableAccess>>;
+/** Ids come in blocks from one counter (functions/commons/data/ids.ts). */
+const ID_BLOCKS = { counters: ['UpdateItem'] } as const satisfies Partial<Record<TableId, TableAccess>>;
 
 export interface Route {
   /** Names the operation everywhere: function, log field, metric dimension, OpenAPI operationId. */
@@ -29,6 +43,7 @@ export interface Route {
   readonly entry: string;
   /** The token scope this route needs (a token of scope `all` has every scope). */
   readonly scope: RouteScope;
+  /** The tables the function touches, each with the DynamoDB actions it takes there. */
   readonly tables: Readonly<Partial<Record<TableId, TableAccess>>>;
   readonly summary: string;
 }
@@ -64,7 +79,13 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen',
     entry: 'functions/create-code-generator.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', counters: 'write', codeGenerators: 'write', events: 'write', idempotencyKeys: 'write' },
+    tables: {
+      ...TOKEN_LOOKUP,
+      ...ID_BLOCKS,
+      codeGenerators: ['PutItem', 'GetItem'],
+      events: ['PutItem', 'GetItem'],
+      idempotencyKeys: ['GetItem', 'PutItem'],
+    },
     summary: 'Create a code generator',
   },
   {
@@ -74,7 +95,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen',
     entry: 'functions/list-code-generators.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', codeGenerators: 'read' },
+    tables: { ...TOKEN_LOOKUP, codeGenerators: ['Query'] },
     summary: "List the account's code generators, optionally of one store",
   },
   {
@@ -84,7 +105,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen/{id}',
     entry: 'functions/get-code-generator.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', codeGenerators: 'read' },
+    tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'] },
     summary: 'Retrieve a code generator',
   },
   {
@@ -94,7 +115,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen/{id}',
     entry: 'functions/update-code-generator.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', counters: 'write', codeGenerators: 'write', events: 'write' },
+    tables: { ...TOKEN_LOOKUP, ...ID_BLOCKS, codeGenerators: ['GetItem', 'UpdateItem'], events: ['PutItem', 'GetItem'] },
     summary: "Change a code generator's status or description",
   },
   {
@@ -103,9 +124,18 @@ export const routes: readonly Route[] = [
     method: 'POST',
     path: '/v1.0/codegen/{id}/codes',
     entry: 'functions/issue-codes.ts',
-    // The generator is only read and condition-checked; a ConditionCheck needs no write grant.
     scope: 'core',
-    tables: { apiKeys: 'read', counters: 'write', codeGenerators: 'read', codes: 'write', events: 'write', idempotencyKeys: 'write' },
+    // The generator is only read and condition-checked; a ConditionCheck needs no write grant.
+    tables: {
+      ...TOKEN_LOOKUP,
+      ...ID_BLOCKS,
+      codeGenerators: ['GetItem', 'ConditionCheckItem'],
+      // Codes and the issuance record are put pending, finalised by an Update; free candidates
+      // are looked for with one BatchGetItem.
+      codes: ['PutItem', 'UpdateItem', 'BatchGetItem'],
+      events: ['PutItem', 'GetItem'],
+      idempotencyKeys: ['GetItem', 'PutItem'],
+    },
     summary: 'Issue codes from a code generator',
   },
   {
@@ -115,7 +145,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen/{id}/codes/{code}',
     entry: 'functions/get-code.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', codes: 'read' },
+    tables: { ...TOKEN_LOOKUP, codes: ['GetItem'] },
     summary: 'Look up an issued code',
   },
   {
@@ -125,7 +155,8 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen/{id}/codes',
     entry: 'functions/list-codes.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', codeGenerators: 'read', codes: 'read' },
+    // Query on the by_generator and by_redeemed indexes; the generator read when a list is empty.
+    tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'], codes: ['Query'] },
     summary: "List a code generator's issued codes, optionally only the redeemed or unredeemed ones",
   },
   {
@@ -135,7 +166,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/events',
     entry: 'functions/list-events.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', events: 'read' },
+    tables: { ...TOKEN_LOOKUP, events: ['Query'] },
     summary: "List the account's live events: the feed to process and acknowledge",
   },
   {
@@ -145,7 +176,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/events/{id}',
     entry: 'functions/get-event.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', events: 'read' },
+    tables: { ...TOKEN_LOOKUP, events: ['GetItem'] },
     summary: 'Retrieve an event record',
   },
   {
@@ -155,7 +186,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/events/{id}',
     entry: 'functions/delete-event.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', events: 'write' },
+    tables: { ...TOKEN_LOOKUP, events: ['DeleteItem'] },
     summary: 'Acknowledge (delete) an event record',
   },
   {
@@ -165,8 +196,14 @@ export const routes: readonly Route[] = [
     path: '/v2.0/voided_transactions',
     entry: 'functions/void-transaction.ts',
     scope: 'pos',
-    // A void releases the codes its transaction holds.
-    tables: { apiKeys: 'read', counters: 'write', posTransactions: 'write', codes: 'write', events: 'write' },
+    // A void releases the codes its transaction holds (Updates returning the item on a failed condition).
+    tables: {
+      ...TOKEN_LOOKUP,
+      ...ID_BLOCKS,
+      posTransactions: ['PutItem', 'UpdateItem', 'GetItem'],
+      codes: ['UpdateItem', 'GetItem'],
+      events: ['PutItem', 'GetItem'],
+    },
     summary: 'Void a point-of-sale transaction, releasing the codes it holds',
   },
   {
@@ -176,8 +213,17 @@ export const routes: readonly Route[] = [
     path: '/v2.0/redeemed_codes',
     entry: 'functions/redeem-codes.ts',
     scope: 'pos',
-    // Generators are read (settings) and condition-checked; a ConditionCheck needs no write grant.
-    tables: { apiKeys: 'read', counters: 'write', codeGenerators: 'read', codes: 'write', posTransactions: 'write', events: 'write' },
+    // The codes and the transaction are read in one BatchGetItem (a pending code's issuance by
+    // GetItem); generators are read (settings) and condition-checked; the codes and the transaction
+    // are updated, returning the item on a failed condition.
+    tables: {
+      ...TOKEN_LOOKUP,
+      ...ID_BLOCKS,
+      codeGenerators: ['GetItem', 'ConditionCheckItem'],
+      codes: ['BatchGetItem', 'GetItem', 'UpdateItem'],
+      posTransactions: ['BatchGetItem', 'UpdateItem', 'GetItem'],
+      events: ['PutItem', 'GetItem'],
+    },
     summary: 'Redeem codes as part of a point-of-sale transaction',
   },
   {
@@ -187,7 +233,7 @@ export const routes: readonly Route[] = [
     path: '/v2.0/validated_codes',
     entry: 'functions/validate-codes.ts',
     scope: 'pos',
-    tables: { apiKeys: 'read', codeGenerators: 'read', codes: 'read', posTransactions: 'read' },
+    tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'], codes: ['BatchGetItem', 'GetItem'], posTransactions: ['BatchGetItem'] },
     summary: 'Check whether codes could be redeemed for a point-of-sale transaction now, writing nothing',
   },
 ];

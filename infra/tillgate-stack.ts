@@ -5,12 +5,13 @@ import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { tables, type TableId } from '#commons/tables';
-import { hosts, routes, type HostId } from '#functions/routes';
+import { hosts, routes, type HostId, type TableAccess } from '#functions/routes';
 import type { TillgateConfig } from './config.ts';
 import { DataTables } from './constructs/data-tables.ts';
 import { FunctionWithLogGroup } from './constructs/function-with-log-group.ts';
 import { HostApi } from './constructs/host-api.ts';
 import { Observability } from './constructs/observability.ts';
+import { TokenRateLimit } from './constructs/token-rate-limit.ts';
 
 /** The repository root: route entries are relative to it. */
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
@@ -21,6 +22,8 @@ export interface TillgateStackProps extends StackProps {
 
 /** Id of the synth warning for a production stage whose alarms notify nobody. */
 export const ALARMS_NOTIFY_NOBODY = 'tillgate:alarmsNotifyNobody';
+/** Id of the synth warning for an operator's web ACL replacing the stack's (and its per-token limit). */
+export const OWN_WEB_ACL_WITHOUT_TOKEN_LIMIT = 'tillgate:ownWebAclWithoutTokenLimit';
 
 const pascal = (id: string) => id.charAt(0).toUpperCase() + id.slice(1);
 
@@ -34,6 +37,8 @@ export class TillgateStack extends Stack {
   readonly functions: ReadonlyMap<string, FunctionWithLogGroup>;
   readonly dataTables: DataTables;
   readonly observability: Observability;
+  /** The stack's web ACL with the per-token limit; undefined when off or replaced by webAclArn. */
+  readonly tokenRateLimit?: TokenRateLimit;
 
   constructor(scope: Construct, id: string, props: TillgateStackProps) {
     super(scope, id, props);
@@ -62,13 +67,32 @@ export class TillgateStack extends Stack {
           TOKEN_CACHE_SECONDS: String(config.tokenCacheSeconds),
         },
       });
-      for (const [tableId, access] of Object.entries(route.tables) as [TableId, 'read' | 'write'][]) {
-        fn.bindTable(this.dataTables.byId[tableId], access);
+      for (const [tableId, actions] of Object.entries(route.tables) as [TableId, TableAccess][]) {
+        fn.bindTable(this.dataTables.byId[tableId], actions);
       }
       Tags.of(fn).add('tillgate:operation', route.operationId);
       functions.set(route.operationId, fn);
     }
     this.functions = functions;
+
+    // One web ACL per stage at most (an AWS rule): the operator's own, else the stack's, which
+    // carries the per-token limit (docs/security.md).
+    this.tokenRateLimit =
+      config.tokenRateLimitEnabled && !config.webAclArn
+        ? new TokenRateLimit(this, 'TokenRateLimit', {
+            stageName: config.stage,
+            limit: config.tokenRateLimit,
+            windowSeconds: config.tokenRateLimitWindowSeconds,
+          })
+        : undefined;
+    const webAclArn = config.webAclArn ?? this.tokenRateLimit?.webAcl.attrArn;
+    if (config.webAclArn && config.tokenRateLimitEnabled) {
+      Annotations.of(this).addWarningV2(
+        OWN_WEB_ACL_WITHOUT_TOKEN_LIMIT,
+        'webAclArn replaces the stack\'s web ACL (a stage has one at most), so the per-token rate limit is not shipped: ' +
+          'add its rules to your web ACL (docs/security.md, "Per-token limits"), or set -c tokenRateLimitEnabled=false to silence this.',
+      );
+    }
 
     const apis = {} as Record<HostId, HostApi>;
     for (const host of Object.values(hosts)) {
@@ -83,7 +107,7 @@ export class TillgateStack extends Stack {
         logRetention,
         removalPolicy,
         ...(domain ? { domain } : {}),
-        ...(config.webAclArn ? { webAclArn: config.webAclArn } : {}),
+        ...(webAclArn ? { webAclArn } : {}),
       });
     }
     this.apis = apis;
@@ -105,7 +129,7 @@ export class TillgateStack extends Stack {
         ALARMS_NOTIFY_NOBODY,
         `Stage "${config.stage}" is a production stage (ephemeral is not set) and its ` +
           `${this.observability.alarms.length} alarms notify nobody: deploy with -c alarmEmail=… ` +
-          'and/or -c alarmTopicArn=… (see the README, "Deploy").',
+          'and/or -c alarmTopicArn=… (see docs/deploying.md, "Deploy").',
       );
     }
 
@@ -125,6 +149,12 @@ export class TillgateStack extends Stack {
       new CfnOutput(this, `${pascal(tableId)}TableName`, {
         description: `Physical name of the ${tableId} table (environment variable ${tables[tableId].envVar})`,
         value: table.tableName,
+      });
+    }
+    if (this.tokenRateLimit) {
+      new CfnOutput(this, 'TokenRateLimitWebAclArn', {
+        description: `The stack's web ACL (both stages): at most ${config.tokenRateLimit} requests per ${config.tokenRateLimitWindowSeconds} s per X-Auth-Token`,
+        value: this.tokenRateLimit.webAcl.attrArn,
       });
     }
     new CfnOutput(this, 'DashboardName', {

@@ -34,7 +34,7 @@ const { sourceHandlers, startLocalApi } = await import('../local/server.ts');
 const api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourceHandlers, log: () => undefined });
 
 try {
-  const { token } = await issueToken(700_001, 'redemption rate');
+  const { token } = await issueToken(700_001, 'redemption rate', 'all');
   const send = async (host: 'core' | 'pos', path: string, body: unknown) => {
     const response = await fetch(`${api.urls[host]}${path}`, {
       method: 'POST',

@@ -20,7 +20,7 @@ function warningsFor(context: Record<string, string>): string[] {
 const ALARMS = 2 * (Object.keys(hosts).length + routes.length + tableIds.length);
 const WARNING =
   `Stage "prod" is a production stage (ephemeral is not set) and its ${ALARMS} alarms notify nobody: deploy with ` +
-  '-c alarmEmail=… and/or -c alarmTopicArn=… (see the README, "Deploy"). ' +
+  '-c alarmEmail=… and/or -c alarmTopicArn=… (see docs/deploying.md, "Deploy"). ' +
   `[ack: ${ALARMS_NOTIFY_NOBODY}]`;
 
 describe('alarms that notify nobody', () => {
