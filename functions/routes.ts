@@ -1,3 +1,4 @@
+import type { QueueId } from './commons/queues.ts';
 import type { TableId } from './commons/tables.ts';
 
 /**
@@ -15,8 +16,12 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
  */
 export type RouteScope = 'pos' | 'core';
 
-/** `read` grants reads only; `write` grants reads and writes. */
-export type TableAccess = 'read' | 'write';
+/**
+ * `read` grants reads only; `write` grants reads and writes; `write-only` grants item writes
+ * without any read (the webhook secrets: routes create, rotate and delete them, only the sender
+ * reads them).
+ */
+export type TableAccess = 'read' | 'write' | 'write-only';
 
 export interface Route {
   /** Names the operation everywhere: function, log field, metric dimension, OpenAPI operationId. */
@@ -30,6 +35,8 @@ export interface Route {
   /** The token scope this route needs (a token of scope `all` has every scope). */
   readonly scope: RouteScope;
   readonly tables: Readonly<Partial<Record<TableId, TableAccess>>>;
+  /** Queues (functions/commons/queues.ts) the function sends messages to. */
+  readonly queues?: readonly QueueId[];
   readonly summary: string;
 }
 
@@ -157,5 +164,86 @@ export const routes: readonly Route[] = [
     scope: 'pos',
     tables: { apiKeys: 'read', counters: 'write', voidedTransactions: 'write', events: 'write' },
     summary: 'Void a point-of-sale transaction',
+  },
+  {
+    operationId: 'createWebhookEndpoint',
+    host: 'core',
+    method: 'POST',
+    path: '/v1.0/webhook_endpoints',
+    entry: 'functions/create-webhook-endpoint.ts',
+    scope: 'core',
+    tables: { apiKeys: 'read', counters: 'write', webhookEndpoints: 'write', webhookSecrets: 'write-only', idempotencyKeys: 'write' },
+    summary: 'Register a webhook endpoint; its signing secret is shown in this answer only',
+  },
+  {
+    operationId: 'listWebhookEndpoints',
+    host: 'core',
+    method: 'GET',
+    path: '/v1.0/webhook_endpoints',
+    entry: 'functions/list-webhook-endpoints.ts',
+    scope: 'core',
+    tables: { apiKeys: 'read', webhookEndpoints: 'read' },
+    summary: "List the account's webhook endpoints",
+  },
+  {
+    operationId: 'getWebhookEndpoint',
+    host: 'core',
+    method: 'GET',
+    path: '/v1.0/webhook_endpoints/{id}',
+    entry: 'functions/get-webhook-endpoint.ts',
+    scope: 'core',
+    tables: { apiKeys: 'read', webhookEndpoints: 'read' },
+    summary: 'Retrieve a webhook endpoint',
+  },
+  {
+    operationId: 'updateWebhookEndpoint',
+    host: 'core',
+    method: 'PATCH',
+    path: '/v1.0/webhook_endpoints/{id}',
+    entry: 'functions/update-webhook-endpoint.ts',
+    scope: 'core',
+    tables: { apiKeys: 'read', webhookEndpoints: 'write' },
+    summary: "Change a webhook endpoint's URL, event types, description or status",
+  },
+  {
+    operationId: 'deleteWebhookEndpoint',
+    host: 'core',
+    method: 'DELETE',
+    path: '/v1.0/webhook_endpoints/{id}',
+    entry: 'functions/delete-webhook-endpoint.ts',
+    scope: 'core',
+    tables: { apiKeys: 'read', webhookEndpoints: 'write', webhookSecrets: 'write-only' },
+    summary: 'Delete a webhook endpoint: nothing more is sent to it',
+  },
+  {
+    operationId: 'rotateWebhookSecret',
+    host: 'core',
+    method: 'POST',
+    path: '/v1.0/webhook_endpoints/{id}/rotate_secret',
+    entry: 'functions/rotate-webhook-secret.ts',
+    scope: 'core',
+    tables: { apiKeys: 'read', webhookEndpoints: 'read', webhookSecrets: 'write-only' },
+    summary: "Replace a webhook endpoint's signing secret (the previous one still signs for 24 hours)",
+  },
+  {
+    operationId: 'listWebhookDeliveries',
+    host: 'core',
+    method: 'GET',
+    path: '/v1.0/webhook_endpoints/{id}/deliveries',
+    entry: 'functions/list-webhook-deliveries.ts',
+    scope: 'core',
+    tables: { apiKeys: 'read', webhookEndpoints: 'read', webhookDeliveries: 'read' },
+    summary: "List a webhook endpoint's deliveries in ascending event id order",
+  },
+  {
+    operationId: 'retryWebhookDelivery',
+    host: 'core',
+    method: 'POST',
+    path: '/v1.0/webhook_endpoints/{id}/deliveries/{event_id}/retry',
+    entry: 'functions/retry-webhook-delivery.ts',
+    scope: 'core',
+    tables: { apiKeys: 'read', webhookEndpoints: 'read', webhookDeliveries: 'write' },
+    queues: ['webhookDeliveries'],
+    summary: 'Send one delivery again now, signed afresh',
   },
 ];

@@ -1,5 +1,7 @@
 import type { CodeGenerator } from './data/code-generators.ts';
 import type { EventRecord } from './data/events.ts';
+import type { WebhookDelivery } from './data/webhook-deliveries.ts';
+import type { WebhookEndpoint } from './data/webhook-endpoints.ts';
 
 /** The eleven fields of the seed, in its order. */
 export function presentCodeGenerator(generator: CodeGenerator) {
@@ -20,4 +22,30 @@ export function presentCodeGenerator(generator: CodeGenerator) {
 
 export function presentEvent(event: EventRecord) {
   return { id: event.id, type: event.type, resource_id: event.resource_id, created_at: event.created_at };
+}
+
+/** An endpoint as every read shows it: never its secret (create and rotate add it, once). */
+export function presentWebhookEndpoint(endpoint: WebhookEndpoint, secret?: string) {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    event_types: endpoint.event_types,
+    description: endpoint.description,
+    status: endpoint.status,
+    ...(secret === undefined ? {} : { secret }),
+    created_at: endpoint.created_at,
+    updated_at: endpoint.updated_at,
+  };
+}
+
+export function presentDelivery(delivery: WebhookDelivery) {
+  return {
+    event_id: delivery.event_id,
+    event_type: delivery.event.type,
+    status: delivery.status,
+    attempts: delivery.attempts,
+    last_attempt_at: delivery.last_attempt_at,
+    last_response_status: delivery.last_response_status,
+    next_attempt_at: delivery.status === 'pending' ? delivery.next_attempt_at : null,
+  };
 }

@@ -12,6 +12,8 @@ export interface BodyOptions {
   readonly schema: GeneratedSchema;
   /** POS agents of many versions: `null` means absent and unknown keys are dropped. */
   readonly lenient?: boolean;
+  /** The body may be left out (an action with nothing to say: `{}` or no body at all). */
+  readonly optional?: boolean;
 }
 
 /**
@@ -36,6 +38,10 @@ export function jsonBody(options: BodyOptions): ApiMiddleware {
       const contentType = request.event.headers['content-type'];
       if (contentType !== undefined && !isJsonMediaType(contentType)) throw unsupportedMediaType();
       const text = decodeUtf8Body(bytes);
+      if (text.trim() === '' && options.optional) {
+        (request as ApiRequest).event.body = {};
+        return;
+      }
       if (text.trim() === '') throw badRequest(`Request body is required: ${describeShape}`);
 
       let parsed: unknown;
