@@ -5,12 +5,14 @@ import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { tables, type TableId } from '#commons/tables';
-import { hosts, routes, type HostId } from '#functions/routes';
+import { hosts, routes, type HostId, type TableAccess } from '#functions/routes';
 import type { TillgateConfig } from './config.ts';
 import { DataTables } from './constructs/data-tables.ts';
 import { FunctionWithLogGroup } from './constructs/function-with-log-group.ts';
 import { HostApi } from './constructs/host-api.ts';
 import { Observability } from './constructs/observability.ts';
+import { Workers } from './constructs/workers.ts';
+import { queues } from '#commons/queues';
 
 /** The repository root: route entries are relative to it. */
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
@@ -33,6 +35,7 @@ export class TillgateStack extends Stack {
   readonly apis: Readonly<Record<HostId, HostApi>>;
   readonly functions: ReadonlyMap<string, FunctionWithLogGroup>;
   readonly dataTables: DataTables;
+  readonly workers: Workers;
   readonly observability: Observability;
 
   constructor(scope: Construct, id: string, props: TillgateStackProps) {
@@ -44,6 +47,16 @@ export class TillgateStack extends Stack {
 
     this.dataTables = new DataTables(this, 'Tables', { ephemeral: config.ephemeral });
 
+    const environment = {
+      POWERTOOLS_SERVICE_NAME: 'tillgate',
+      POWERTOOLS_METRICS_NAMESPACE: 'Tillgate',
+      POWERTOOLS_LOG_LEVEL: config.logLevel,
+      TILLGATE_STAGE: config.stage,
+      EVENT_RETENTION_DAYS: String(config.eventRetentionDays),
+      TOKEN_CACHE_SECONDS: String(config.tokenCacheSeconds),
+    };
+    this.workers = new Workers(this, 'Workers', { projectRoot: PROJECT_ROOT, tables: this.dataTables, logRetention, removalPolicy, environment });
+
     const functions = new Map<string, FunctionWithLogGroup>();
     for (const route of routes) {
       const fn = new FunctionWithLogGroup(this, `${pascal(route.operationId)}Function`, {
@@ -53,18 +66,12 @@ export class TillgateStack extends Stack {
         projectRoot: PROJECT_ROOT,
         logRetention,
         removalPolicy,
-        environment: {
-          POWERTOOLS_SERVICE_NAME: 'tillgate',
-          POWERTOOLS_METRICS_NAMESPACE: 'Tillgate',
-          POWERTOOLS_LOG_LEVEL: config.logLevel,
-          TILLGATE_STAGE: config.stage,
-          EVENT_RETENTION_DAYS: String(config.eventRetentionDays),
-          TOKEN_CACHE_SECONDS: String(config.tokenCacheSeconds),
-        },
+        environment,
       });
-      for (const [tableId, access] of Object.entries(route.tables) as [TableId, 'read' | 'write'][]) {
+      for (const [tableId, access] of Object.entries(route.tables) as [TableId, TableAccess][]) {
         fn.bindTable(this.dataTables.byId[tableId], access);
       }
+      for (const queueId of route.queues ?? []) fn.bindQueue(this.workers.queues[queueId], queues[queueId].envVar);
       Tags.of(fn).add('tillgate:operation', route.operationId);
       functions.set(route.operationId, fn);
     }
@@ -93,8 +100,9 @@ export class TillgateStack extends Stack {
     this.observability = new Observability(this, 'OnCall', {
       stage: config.stage,
       apis,
-      functions: [...functions.values()],
+      functions: [...functions.values(), ...this.workers.functions.values()],
       tables: Object.values(this.dataTables.byId),
+      workers: this.workers,
       latencyAlarmMs: config.latencyAlarmMs,
       ...(config.alarmEmail ? { alarmEmail: config.alarmEmail } : {}),
       ...(config.alarmTopicArn ? { alarmTopicArn: config.alarmTopicArn } : {}),
@@ -130,6 +138,10 @@ export class TillgateStack extends Stack {
     new CfnOutput(this, 'DashboardName', {
       description: 'CloudWatch dashboard for both hosts',
       value: this.observability.dashboard.dashboardName,
+    });
+    new CfnOutput(this, 'WebhookDeliveriesQueryName', {
+      description: "Saved Logs Insights query: one webhook endpoint's delivery attempts (paste its account and endpoint id)",
+      value: this.observability.queryNames.webhookDeliveries,
     });
     new CfnOutput(this, 'RequestByIdQueryName', {
       description: 'Saved Logs Insights query that follows one request by its X-Request-Id',

@@ -7,7 +7,8 @@ import { hosts, routes, type HostId, type Route } from '#functions/routes';
 import { tableIds, tables, type TableId, type TableSpec } from '#commons/tables';
 
 const specOf = (id: TableId): TableSpec => tables[id];
-import { READ_ACTIONS, WRITE_ACTIONS } from '../../infra/constructs/function-with-log-group.ts';
+import { actionsFor } from '../../infra/constructs/function-with-log-group.ts';
+import { workers } from '#functions/workers';
 import { logicalId, synthesize, type Synthesized } from './synth.ts';
 
 type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[]; DeletionPolicy?: string; UpdateReplacePolicy?: string; Metadata?: Record<string, unknown> };
@@ -63,7 +64,7 @@ describe('routes come from the route table', () => {
       );
     }
     expect(ofType('AWS::ApiGateway::RestApi')).toHaveLength(Object.keys(hosts).length);
-    expect(ofType('AWS::Lambda::Function')).toHaveLength(routes.length);
+    expect(ofType('AWS::Lambda::Function')).toHaveLength(routes.length + workers.length);
     expect(new Set(routes.map(functionId)).size).toBe(routes.length);
   });
 });
@@ -136,7 +137,7 @@ describe('each function touches only its declared tables, with only the actions 
     const declared = Object.entries(route.tables) as [TableId, 'read' | 'write'][];
     expect([...grants.keys()].sort()).toEqual(declared.map(([id]) => tableId(id)).sort());
     for (const [id, access] of declared) {
-      const expected = [...(access === 'write' ? WRITE_ACTIONS : READ_ACTIONS)].sort();
+      const expected = [...actionsFor(access)].sort();
       const grant = grants.get(tableId(id))!;
       expect([...grant.table].sort(), `${route.operationId} on ${id}`).toEqual(expected);
       expect([...grant.indexes.keys()].sort()).toEqual((specOf(id).indexes ?? []).map((i) => `/index/${i.name}`).sort());
@@ -146,11 +147,20 @@ describe('each function touches only its declared tables, with only the actions 
       }
     }
 
-    // Apart from its tables: its own log group, and X-Ray (which has no resource-level permissions).
-    const others = ofType('AWS::IAM::Policy')
+    // Apart from its tables: its own log group, and X-Ray (which has no resource-level permissions);
+    // a route that names a queue may send to it, and nothing else on it.
+    const statements = ofType('AWS::IAM::Policy')
       .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
-      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
-      .filter((s: any) => ![s.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
+    const sqs = statements.filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('sqs:')));
+    expect(sqs).toEqual(
+      (route.queues ?? []).map((queueId) => ({
+        Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+        Effect: 'Allow',
+        Resource: { 'Fn::GetAtt': [logicalId(synth.stack, synth.stack.workers.queues[queueId]), 'Arn'] },
+      })),
+    );
+    const others = statements.filter((s: any) => ![s.Action].flat().some((a: string) => a.startsWith('dynamodb:') || a.startsWith('sqs:')));
     expect(others).toEqual([
       {
         Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
@@ -252,7 +262,7 @@ describe('APIs', () => {
   it('gives every log group a retention', () => {
     const groups = ofType('AWS::Logs::LogGroup');
     // a log group per function, plus access and execution logs per host
-    expect(groups).toHaveLength(routes.length + 2 * Object.keys(hosts).length);
+    expect(groups).toHaveLength(routes.length + workers.length + 2 * Object.keys(hosts).length);
     for (const [, group] of groups) expect(group.Properties.RetentionInDays).toBe(30);
   });
 
@@ -350,7 +360,8 @@ describe('on-call', () => {
     JSON.stringify(alarm).match(/"Ref":"[A-Za-z0-9]+"/g) ?? [];
 
   it('alarms on 5xx rate and p99 latency per API, errors and throttles per function, throttles and system errors per table', () => {
-    expect(alarms()).toHaveLength(2 * Object.keys(hosts).length + 2 * routes.length + 2 * tableIds.length);
+    // and the webhook alarms (test/infra/webhooks.test.ts): attempts failing, the stream's iterator age and failure destination, dead letters
+    expect(alarms()).toHaveLength(2 * Object.keys(hosts).length + 2 * (routes.length + workers.length) + 2 * tableIds.length + 4);
     const mentions = (id: string) => alarms().filter((a) => dimensionRefs(a).includes(`"Ref":"${id}"`));
     for (const host of Object.keys(hosts) as HostId[]) {
       const apiName = `tillgate-prod-${host}`;
@@ -399,11 +410,13 @@ describe('on-call', () => {
         'tillgate-prod/errors-by-route',
         'tillgate-prod/request-by-x-request-id',
         'tillgate-prod/slowest-requests',
+        'tillgate-prod/webhook-deliveries-of-one-endpoint',
       ],
     );
-    const functionLogGroups = routes.map((r) =>
-      logicalId(synth.stack, synth.stack.functions.get(r.operationId)!.logGroupResource),
-    );
+    const functionLogGroups = [
+      ...routes.map((r) => synth.stack.functions.get(r.operationId)!),
+      ...workers.map((w) => synth.stack.workers.functions.get(w.name)!),
+    ].map((fn) => logicalId(synth.stack, fn.logGroupResource));
     const byId = queries.get('tillgate-prod/request-by-x-request-id')!;
     expect(byId.QueryString).toContain('filter request_id = ');
     const accessLogGroups = (Object.keys(hosts) as HostId[]).map((host) =>
