@@ -92,6 +92,7 @@ try {
     accountId,
     token,
     unique: () => `${started.toString(36).replace('.', '')}-${(serial++).toString(36)}`,
+    freshToken: async () => (await issueToken(accountId + 1 + serial++, 'bench fresh account')).token,
     send: async (request) => {
       const answer = await send(request);
       let body: unknown = answer.body;

@@ -435,3 +435,55 @@ describe('deliveries', () => {
     ).toBe(422);
   });
 });
+
+describe('webhook routes refuse what they must, in the core envelope', () => {
+  it('answers 401, 400, 404, 413, 415 and 422 on every webhook route as documented', async () => {
+    const created = await register();
+    const generator = await createGenerator();
+    expect(generator).toBeGreaterThan(0);
+    const [event] = await until(() => deliveries(created.id), (list) => list.length === 1);
+    const webhookRoutes = (await import('../../functions/routes.ts')).routes.filter((r) => r.path.startsWith('/v1.0/webhook_endpoints'));
+    expect(webhookRoutes).toHaveLength(8);
+    const fill = (path: string, id: number | string, eventId: number | string = event.event_id) =>
+      path.replace('{id}', String(id)).replace('{event_id}', String(eventId));
+    const bodyOf = (operationId: string) =>
+      operationId === 'createWebhookEndpoint'
+        ? { webhook_endpoint: { url: 'https://hooks.example.com/' } }
+        : operationId === 'updateWebhookEndpoint'
+          ? { webhook_endpoint: { description: 'x' } }
+          : undefined;
+    for (const route of webhookRoutes) {
+      const path = fill(route.path, created.id);
+      const body = bodyOf(route.operationId);
+      const unauthorized = await call(ctx.api, 'core', route.method, path, { body });
+      expect(unauthorized.status, route.operationId).toBe(401);
+      if (route.path.includes('{id}')) {
+        expect((await call(ctx.api, 'core', route.method, fill(route.path, 'abc'), { token: ctx.account.token, body })).status, route.operationId).toBe(400);
+        const absent = await call(ctx.api, 'core', route.method, fill(route.path, created.id + 10_000_000), { token: ctx.account.token, body });
+        expect(absent.status, route.operationId).toBe(404);
+        expect(absent.json.errors[0].message).toMatch(/^Webhook endpoint \d+ not found$/);
+      } else if (route.method === 'GET') {
+        expect((await call(ctx.api, 'core', 'GET', `${path}?limit=0`, { token: ctx.account.token })).status).toBe(400);
+      } else {
+        const malformed = await call(ctx.api, 'core', 'POST', path, { token: ctx.account.token, body: '{"webhook_endpoint":' });
+        expect(malformed.status).toBe(400);
+        expect(malformed.json).toEqual({ errors: [{ message: 'Request body is not valid JSON' }] });
+      }
+      if (route.method === 'GET' && route.path.endsWith('deliveries')) {
+        expect((await call(ctx.api, 'core', 'GET', `${path}?cursor=nope`, { token: ctx.account.token })).status).toBe(400);
+      }
+      if (route.method === 'POST' || route.method === 'PATCH') {
+        const tooLarge = await call(ctx.api, 'core', route.method, path, { token: ctx.account.token, body: `{"x":"${'x'.repeat(16 * 1024)}"}` });
+        expect(tooLarge.status, route.operationId).toBe(413);
+        const text = await call(ctx.api, 'core', route.method, path, { token: ctx.account.token, body: '{}', headers: { 'Content-Type': 'text/plain' } });
+        expect(text.status, route.operationId).toBe(415);
+        const unknown = await call(ctx.api, 'core', route.method, path, {
+          token: ctx.account.token,
+          body: body ? { webhook_endpoint: { ...(body.webhook_endpoint as object), colour: 'red' } } : { colour: 'red' },
+        });
+        expect(unknown.status, route.operationId).toBe(422);
+        expect(JSON.stringify(unknown.json.errors)).toContain('colour');
+      }
+    }
+  });
+});
