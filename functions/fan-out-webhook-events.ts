@@ -34,22 +34,28 @@ export async function handler(stream: DynamoDBStreamEvent, context?: Context): P
   const endpointsByAccount = new Map<number, Promise<WebhookEndpoint[]>>();
   let deliveries = 0;
   try {
-    for (const record of stream.Records) {
-      try {
-        deliveries += await fanOut(record, endpointsByAccount);
-      } catch (error) {
-        logger.error('webhook fan-out failed; the stream retries from this record', {
-          sequence_number: record.dynamodb?.SequenceNumber,
-          error_name: (error as Error).name,
-          error_message: (error as Error).message,
-        });
-        return { batchItemFailures: [{ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' }] };
+    // Records side by side (deliveries are in no guaranteed order); a failure is reported at the
+    // first failed record in stream order, and the stream hands that record and those after it
+    // over again (their fan-out is written to be repeated).
+    const outcomes = await Promise.allSettled(stream.Records.map((record) => fanOut(record, endpointsByAccount)));
+    for (const [index, outcome] of outcomes.entries()) {
+      if (outcome.status === 'fulfilled') {
+        deliveries += outcome.value;
+        continue;
       }
+      const record = stream.Records[index]!;
+      const error = outcome.reason as Error;
+      logger.error('webhook fan-out failed; the stream retries from this record', {
+        sequence_number: record.dynamodb?.SequenceNumber,
+        error_name: error.name,
+        error_message: error.message,
+      });
+      return { batchItemFailures: [{ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' }] };
     }
     return { batchItemFailures: [] };
   } finally {
     metrics.addMetric('WebhookDeliveriesCreated', MetricUnit.Count, deliveries);
-    metrics.publishStoredMetrics();
+    if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   }
 }
 

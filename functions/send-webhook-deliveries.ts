@@ -1,6 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { claimAttempt, findDelivery, recordAttempt, type AttemptOutcome } from '#commons/data/webhook-deliveries';
+import { claimAttempt, recordAttempt, type AttemptOutcome } from '#commons/data/webhook-deliveries';
 import { disableEndpoint, findEndpoint, noteFailure, noteSuccess } from '#commons/data/webhook-endpoints';
 import { signingSecrets } from '#commons/data/webhook-secrets';
 import { logger, metrics } from '#commons/observability';
@@ -12,7 +12,8 @@ import { DISABLE_AFTER_FAILING_MS, originOf, retryDelaySeconds, webhookHeaders, 
  * The delivery queue → one attempt per message, the batch's attempts side by side (one hanging
  * receiver holds its own message, not the others'). Per message:
  * - not yet due: sent back to the queue with the rest of the wait (≤ 900 s per hop);
- * - stale (the delivery moved on: another generation, more attempts, done): nothing;
+ * - stale (the delivery moved on: another generation, more attempts, done), or a copy of a
+ *   message another sender is working on: nothing (the claim's condition fails);
  * - endpoint deleted or disabled: the delivery ends `failed` without a request;
  * - else the attempt is claimed, signed with the endpoint's secrets, sent, and recorded: a 2xx
  *   succeeds; 410 Gone fails the delivery and disables the endpoint; anything else schedules the
@@ -41,7 +42,7 @@ export async function handler(event: SQSEvent, context?: Context): Promise<SQSBa
       }
     }),
   );
-  metrics.publishStoredMetrics();
+  if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   return { batchItemFailures: outcomes.filter((r): r is SQSRecord => r !== undefined).map((r) => ({ itemIdentifier: r.messageId })) };
 }
 
@@ -52,19 +53,20 @@ export async function processMessage(message: DeliveryMessage): Promise<void> {
   }
   const key = { accountId: message.account_id, endpointId: message.endpoint_id, eventId: message.event_id };
   const expected = { ...key, generation: message.generation, attempts: message.attempts };
-  const delivery = await findDelivery(key.accountId, key.endpointId, key.eventId);
-  if (!delivery || delivery.generation !== message.generation || delivery.attempts !== message.attempts || delivery.status !== 'pending') return;
-
-  const endpoint = await findEndpoint(key.accountId, key.endpointId);
   const now = new Date();
-  if (!endpoint || endpoint.status !== 'enabled') {
+  // One round trip before the request: the claim (a conditional write that is also the check
+  // that the message is not stale) and the two reads, side by side.
+  const [delivery, endpoint, secrets] = await Promise.all([
+    claimAttempt(expected, now, LEASE_MS),
+    findEndpoint(key.accountId, key.endpointId),
+    signingSecrets(key.accountId, key.endpointId, now),
+  ]);
+  if (!delivery) return;
+  if (!endpoint || endpoint.status !== 'enabled' || !secrets) {
     await recordAttempt(expected, { status: 'failed', sent: false, lastAttemptAt: null, lastResponseStatus: null, nextAttemptAt: null });
-    logAttempt(message, endpoint ? 'endpoint_disabled' : 'endpoint_deleted');
+    logAttempt(message, endpoint?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted');
     return;
   }
-  if (!(await claimAttempt(expected, now, LEASE_MS))) return;
-  const secrets = await signingSecrets(key.accountId, key.endpointId, now);
-  if (!secrets) return; // deleted between the two reads: the next copy of the message finds no endpoint
 
   const body = webhookPayload(delivery.event);
   const result = await postWebhook(endpoint.url, webhookHeaders(secrets, delivery.event, body, now), body);
@@ -80,11 +82,14 @@ export async function processMessage(message: DeliveryMessage): Promise<void> {
     lastResponseStatus: result.status ?? null,
     nextAttemptAt: nextAt === undefined ? null : new Date(nextAt).toISOString(),
   };
-  const recorded = await recordAttempt(expected, outcome);
+  const [recorded] = await Promise.all([
+    recordAttempt(expected, outcome),
+    succeeded && endpoint.failing_since ? noteSuccess(key.accountId, key.endpointId) : undefined,
+  ]);
   logAttempt(message, outcome.status, result, attempts, endpoint.url);
 
   if (succeeded) {
-    if (endpoint.failing_since) await noteSuccess(key.accountId, key.endpointId);
+    // A success ends a run of failures (noted above, beside the record of the attempt).
   } else if (gone) {
     if (await disableEndpoint(key.accountId, key.endpointId, now)) logger.warn('webhook endpoint disabled: it answered 410 Gone', { ...ids(message) });
   } else {

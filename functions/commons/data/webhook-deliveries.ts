@@ -100,10 +100,14 @@ interface Expected {
 
 const conditionFailed = (error: unknown) => (error as Error).name === 'ConditionalCheckFailedException';
 
-/** Takes the attempt for `leaseMs`: false when it is stale, done, or another sender holds it. */
-export async function claimAttempt(expected: Expected, now: Date, leaseMs: number): Promise<boolean> {
+/**
+ * Takes the attempt for `leaseMs` and answers the delivery; undefined when the message is stale
+ * (another generation, more attempts, done) or another sender holds the attempt. No read first:
+ * the condition is the check.
+ */
+export async function claimAttempt(expected: Expected, now: Date, leaseMs: number): Promise<WebhookDelivery | undefined> {
   try {
-    await documents.send(
+    const { Attributes } = await documents.send(
       new UpdateCommand({
         TableName: TABLE,
         Key: keyOf(expected.accountId, expected.endpointId, expected.eventId),
@@ -118,11 +122,12 @@ export async function claimAttempt(expected: Expected, now: Date, leaseMs: numbe
           ':pending': 'pending',
           ':now': now.getTime(),
         },
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    return true;
+    return Attributes as WebhookDelivery;
   } catch (error) {
-    if (conditionFailed(error)) return false;
+    if (conditionFailed(error)) return undefined;
     throw error;
   }
 }
