@@ -3,7 +3,8 @@ import '../support/debug-logs.ts';
 import { randomInt } from 'node:crypto';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { tableName } from '../../functions/commons/config.ts';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call } from '../support/http.ts';
@@ -128,6 +129,48 @@ describe('the fan-out failing mid-batch', () => {
       const list = await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${id}/deliveries`, { token: ctx.account.token });
       expect(list.json.deliveries.map((d: any) => [d.status, d.attempts])).toEqual(ids.map(() => ['succeeded', 1]));
     }
+  });
+});
+
+describe('five days of failures', () => {
+  const failingSince = (accountId: number, id: number, since: Date) =>
+    documents.send(
+      new UpdateCommand({
+        TableName: tableName('webhookEndpoints'),
+        Key: { account_id: accountId, id },
+        UpdateExpression: 'SET failing_since = :since',
+        ExpressionAttributeValues: { ':since': since.toISOString() },
+      }),
+    );
+
+  it('disable an endpoint whose every attempt has failed for five days; a success before that ends the streak', async () => {
+    const make = async (path: string) => {
+      const created = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', { token: ctx.account.token, body: { webhook_endpoint: { url: `${receiver.url}${path}` } } });
+      secrets.push(created.json.webhook_endpoint.secret);
+      return created.json.webhook_endpoint.id as number;
+    };
+    const dying = await make('/faults/dying');
+    const recovering = await make('/faults/recovering');
+    receiver.behave('/faults/dying', { status: 503 });
+    const day = 86_400_000;
+    await failingSince(ctx.account.accountId, dying, new Date(Date.now() - 5 * day - 1000));
+    await failingSince(ctx.account.accountId, recovering, new Date(Date.now() - 4 * day));
+    queued.length = 0;
+    await fanOut({ Records: [streamRecord(ctx.account.accountId, 3_000_000_000 + (seed % 1_000_000), 1)] });
+    await Promise.all(queued.map((m) => processMessage(JSON.parse(m.body))));
+
+    const read = async (id: number) => (await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${id}`, { token: ctx.account.token })).json.webhook_endpoint;
+    expect((await read(dying)).status).toBe('disabled');
+    expect((await read(recovering)).status).toBe('enabled');
+    const item = await documents.send(new GetCommand({ TableName: tableName('webhookEndpoints'), Key: { account_id: ctx.account.accountId, id: recovering } }));
+    expect(item.Item?.failing_since).toBeUndefined();
+    // A 503 is retried, but the endpoint is disabled now: the retry ends the delivery without a request.
+    const retries = queued.map((m) => JSON.parse(m.body) as DeliveryMessage).filter((m) => m.endpoint_id === dying && m.attempts === 1);
+    expect(retries).toHaveLength(1);
+    await processMessage({ ...retries[0]!, due_at: Date.now() });
+    expect(receiver.on('/faults/dying')).toHaveLength(1);
+    const list = await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${dying}/deliveries`, { token: ctx.account.token });
+    expect(list.json.deliveries[0]).toMatchObject({ status: 'failed', attempts: 1, last_response_status: 503, next_attempt_at: null });
   });
 });
 
