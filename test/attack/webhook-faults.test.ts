@@ -196,7 +196,8 @@ describe('secrets in logs', () => {
       throw Object.assign(new Error('injected'), { name: 'InternalServerError' });
     }) as never);
     const { handler: sender } = await import('../../functions/send-webhook-deliveries.ts');
-    const failed = await sender({ Records: [{ messageId: 'm1', body: queued.at(-1)!.body } as never] });
+    const due = JSON.stringify({ ...(JSON.parse(queued.at(-1)!.body) as DeliveryMessage), due_at: Date.now() });
+    const failed = await sender({ Records: [{ messageId: 'm1', body: due } as never] });
     fault.mockRestore();
     expect(failed.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
     void send;
