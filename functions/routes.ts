@@ -3,8 +3,8 @@ import type { TableId } from './commons/tables.ts';
 
 /**
  * The route table: every operation of tillgate, declared once. The CDK stack builds one API
- * Gateway method and one Lambda function per row (with grants from `tables`), the local server
- * routes requests with it, and the tests walk it.
+ * Gateway method and one Lambda function per row (with grants from `tables`), a 405 mock method
+ * per path, the local server routes requests with it, and the tests walk it.
  */
 export type HostId = 'core' | 'pos';
 
@@ -17,11 +17,20 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 export type RouteScope = 'pos' | 'core';
 
 /**
- * `read` grants reads only; `write` grants reads and writes; `write-only` grants item writes
- * without any read (the webhook secrets: routes create, rotate and delete them, only the sender
- * reads them).
+ * The DynamoDB actions a function may take on a table: exactly the calls its code makes, so its
+ * IAM policy is least privilege (test/infra/stack.test.ts compares them). Inside a transaction
+ * a Put, Update or Delete is authorised as PutItem, UpdateItem or DeleteItem, a ConditionCheck as
+ * ConditionCheckItem. A write asked to return the item on a failed condition
+ * (ReturnValuesOnConditionCheckFailure) reads that item: declare GetItem with it. Query is granted
+ * on the table's indexes too; every other action on the table only.
  */
-export type TableAccess = 'read' | 'write' | 'write-only';
+export type DynamoAction = 'GetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'ConditionCheckItem';
+export type TableAccess = readonly DynamoAction[];
+
+/** Every function reads its caller's token (functions/commons/auth.ts). */
+const TOKEN_LOOKUP = { apiKeys: ['GetItem'] } as const satisfies Partial<Record<TableId, TableAccess>>;
+/** Ids come in blocks from one counter (functions/commons/data/ids.ts). */
+const ID_BLOCKS = { counters: ['UpdateItem'] } as const satisfies Partial<Record<TableId, TableAccess>>;
 
 export interface Route {
   /** Names the operation everywhere: function, log field, metric dimension, OpenAPI operationId. */
@@ -34,6 +43,7 @@ export interface Route {
   readonly entry: string;
   /** The token scope this route needs (a token of scope `all` has every scope). */
   readonly scope: RouteScope;
+  /** The tables the function touches, each with the DynamoDB actions it takes there. */
   readonly tables: Readonly<Partial<Record<TableId, TableAccess>>>;
   /** Queues (functions/commons/queues.ts) the function sends messages to. */
   readonly queues?: readonly QueueId[];
@@ -71,7 +81,13 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen',
     entry: 'functions/create-code-generator.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', counters: 'write', codeGenerators: 'write', events: 'write', idempotencyKeys: 'write' },
+    tables: {
+      ...TOKEN_LOOKUP,
+      ...ID_BLOCKS,
+      codeGenerators: ['PutItem', 'GetItem'],
+      events: ['PutItem', 'GetItem'],
+      idempotencyKeys: ['GetItem', 'PutItem'],
+    },
     summary: 'Create a code generator',
   },
   {
@@ -81,7 +97,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen',
     entry: 'functions/list-code-generators.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', codeGenerators: 'read' },
+    tables: { ...TOKEN_LOOKUP, codeGenerators: ['Query'] },
     summary: "List the account's code generators, optionally of one store",
   },
   {
@@ -91,7 +107,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen/{id}',
     entry: 'functions/get-code-generator.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', codeGenerators: 'read' },
+    tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'] },
     summary: 'Retrieve a code generator',
   },
   {
@@ -101,7 +117,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen/{id}',
     entry: 'functions/update-code-generator.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', counters: 'write', codeGenerators: 'write', events: 'write' },
+    tables: { ...TOKEN_LOOKUP, ...ID_BLOCKS, codeGenerators: ['GetItem', 'UpdateItem'], events: ['PutItem', 'GetItem'] },
     summary: "Change a code generator's status or description",
   },
   {
@@ -110,9 +126,16 @@ export const routes: readonly Route[] = [
     method: 'POST',
     path: '/v1.0/codegen/{id}/codes',
     entry: 'functions/issue-codes.ts',
-    // The generator is only read and condition-checked; a ConditionCheck needs no write grant.
     scope: 'core',
-    tables: { apiKeys: 'read', counters: 'write', codeGenerators: 'read', codes: 'write', events: 'write', idempotencyKeys: 'write' },
+    // The generator is only read and condition-checked; a ConditionCheck needs no write grant.
+    tables: {
+      ...TOKEN_LOOKUP,
+      ...ID_BLOCKS,
+      codeGenerators: ['GetItem', 'ConditionCheckItem'],
+      codes: ['PutItem'],
+      events: ['PutItem', 'GetItem'],
+      idempotencyKeys: ['GetItem', 'PutItem'],
+    },
     summary: 'Issue codes from a code generator',
   },
   {
@@ -122,7 +145,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen/{id}/codes/{code}',
     entry: 'functions/get-code.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', codes: 'read' },
+    tables: { ...TOKEN_LOOKUP, codes: ['GetItem'] },
     summary: 'Look up an issued code',
   },
   {
@@ -132,7 +155,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/events',
     entry: 'functions/list-events.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', events: 'read' },
+    tables: { ...TOKEN_LOOKUP, events: ['Query'] },
     summary: "List the account's live events: the feed to process and acknowledge",
   },
   {
@@ -142,7 +165,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/events/{id}',
     entry: 'functions/get-event.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', events: 'read' },
+    tables: { ...TOKEN_LOOKUP, events: ['GetItem'] },
     summary: 'Retrieve an event record',
   },
   {
@@ -152,7 +175,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/events/{id}',
     entry: 'functions/delete-event.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', events: 'write' },
+    tables: { ...TOKEN_LOOKUP, events: ['DeleteItem'] },
     summary: 'Acknowledge (delete) an event record',
   },
   {
@@ -162,7 +185,7 @@ export const routes: readonly Route[] = [
     path: '/v2.0/voided_transactions',
     entry: 'functions/void-transaction.ts',
     scope: 'pos',
-    tables: { apiKeys: 'read', counters: 'write', voidedTransactions: 'write', events: 'write' },
+    tables: { ...TOKEN_LOOKUP, ...ID_BLOCKS, voidedTransactions: ['PutItem', 'GetItem'], events: ['PutItem', 'GetItem'] },
     summary: 'Void a point-of-sale transaction',
   },
   {
@@ -172,7 +195,15 @@ export const routes: readonly Route[] = [
     path: '/v1.0/webhook_endpoints',
     entry: 'functions/create-webhook-endpoint.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', counters: 'write', webhookEndpoints: 'write', webhookSecrets: 'write-only', idempotencyKeys: 'write' },
+    // The count item is updated and the endpoint put in one transaction; the put returns the item on
+    // a failed condition (an id collision), so it reads it. The secret is written, never read.
+    tables: {
+      ...TOKEN_LOOKUP,
+      ...ID_BLOCKS,
+      webhookEndpoints: ['UpdateItem', 'PutItem', 'GetItem'],
+      webhookSecrets: ['PutItem'],
+      idempotencyKeys: ['GetItem', 'PutItem'],
+    },
     summary: 'Register a webhook endpoint; its signing secret is shown in this answer only',
   },
   {
@@ -182,7 +213,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/webhook_endpoints',
     entry: 'functions/list-webhook-endpoints.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', webhookEndpoints: 'read' },
+    tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['Query'] },
     summary: "List the account's webhook endpoints",
   },
   {
@@ -192,7 +223,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/webhook_endpoints/{id}',
     entry: 'functions/get-webhook-endpoint.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', webhookEndpoints: 'read' },
+    tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem'] },
     summary: 'Retrieve a webhook endpoint',
   },
   {
@@ -202,7 +233,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/webhook_endpoints/{id}',
     entry: 'functions/update-webhook-endpoint.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', webhookEndpoints: 'write' },
+    tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem', 'UpdateItem'] },
     summary: "Change a webhook endpoint's URL, event types, description or status",
   },
   {
@@ -212,7 +243,8 @@ export const routes: readonly Route[] = [
     path: '/v1.0/webhook_endpoints/{id}',
     entry: 'functions/delete-webhook-endpoint.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', webhookEndpoints: 'write', webhookSecrets: 'write-only' },
+    // The secret is deleted with the endpoint, never read.
+    tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['DeleteItem', 'UpdateItem'], webhookSecrets: ['DeleteItem'] },
     summary: 'Delete a webhook endpoint: nothing more is sent to it',
   },
   {
@@ -222,7 +254,8 @@ export const routes: readonly Route[] = [
     path: '/v1.0/webhook_endpoints/{id}/rotate_secret',
     entry: 'functions/rotate-webhook-secret.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', webhookEndpoints: 'read', webhookSecrets: 'write-only' },
+    // The new secret is written beside the previous one, never read.
+    tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem', 'ConditionCheckItem'], webhookSecrets: ['UpdateItem'] },
     summary: "Replace a webhook endpoint's signing secret (the previous one still signs for 24 hours)",
   },
   {
@@ -232,7 +265,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/webhook_endpoints/{id}/deliveries',
     entry: 'functions/list-webhook-deliveries.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', webhookEndpoints: 'read', webhookDeliveries: 'read' },
+    tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem'], webhookDeliveries: ['Query'] },
     summary: "List a webhook endpoint's deliveries in ascending event id order",
   },
   {
@@ -242,7 +275,7 @@ export const routes: readonly Route[] = [
     path: '/v1.0/webhook_endpoints/{id}/deliveries/{event_id}/retry',
     entry: 'functions/retry-webhook-delivery.ts',
     scope: 'core',
-    tables: { apiKeys: 'read', webhookEndpoints: 'read', webhookDeliveries: 'write' },
+    tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem'], webhookDeliveries: ['GetItem', 'UpdateItem'] },
     queues: ['webhookDeliveries'],
     summary: 'Send one delivery again now, signed afresh',
   },

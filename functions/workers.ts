@@ -47,7 +47,7 @@ export const workers: readonly Worker[] = [
     name: 'fanOutWebhookEvents',
     entry: 'functions/fan-out-webhook-events.ts',
     trigger: { kind: 'stream', table: 'events', batchSize: 100, retryAttempts: 8, maxRecordAgeSeconds: 6 * 3600 },
-    tables: { webhookEndpoints: 'read', webhookDeliveries: 'write' },
+    tables: { webhookEndpoints: ['Query'], webhookDeliveries: ['PutItem'] },
     queues: ['webhookDeliveries'],
     timeoutSeconds: 30,
     summary: "Turns each new event into one delivery per enabled endpoint of its account that subscribes to its type",
@@ -56,7 +56,9 @@ export const workers: readonly Worker[] = [
     name: 'sendWebhookDeliveries',
     entry: 'functions/send-webhook-deliveries.ts',
     trigger: { kind: 'queue', queue: 'webhookDeliveries', batchSize: 10, maxConcurrency: 50, maxReceiveCount: 5 },
-    tables: { webhookEndpoints: 'write', webhookSecrets: 'read', webhookDeliveries: 'write' },
+    // The only function that reads the secrets; it claims and records attempts by conditional
+    // updates and notes an endpoint's failures, success or disabling.
+    tables: { webhookEndpoints: ['GetItem', 'UpdateItem'], webhookSecrets: ['GetItem'], webhookDeliveries: ['UpdateItem'] },
     queues: ['webhookDeliveries'],
     // An attempt waits at most 15 s for the receiver; the batch's attempts run side by side.
     timeoutSeconds: 30,

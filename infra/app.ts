@@ -3,7 +3,7 @@ import { buildApp } from './build.ts';
 
 /**
  * The CDK app (`cdk synth`, `cdk deploy`). Settings come from context: see infra/config.ts and
- * the README, "Deploying to AWS". cdk-nag runs on every synth and fails it on any finding that
+ * docs/deploying.md. cdk-nag runs on every synth and fails it on any finding that
  * is not acknowledged with a reason.
  */
 buildApp(new App());

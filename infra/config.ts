@@ -3,7 +3,7 @@ import { hosts, type HostId } from '#functions/routes';
 
 /**
  * Deployment settings, read once from CDK context (`-c key=value` or cdk.json). Every knob an
- * operator may turn is here, with its default, so the README and the stack cannot disagree.
+ * operator may turn is here, with its default, so docs/deploying.md and the stack cannot disagree.
  * Values from the command line arrive as strings; they are parsed and checked here, and a bad
  * value fails the synth with a message naming the key.
  */
@@ -42,8 +42,18 @@ export interface TillgateConfig {
   readonly latencyAlarmMs: number;
   /** Create the account-level API Gateway CloudWatch Logs role (once per account and region). */
   readonly apiGatewayCloudWatchRole: boolean;
-  /** Existing WAFv2 web ACL (REGIONAL scope) to associate with both stages. */
+  /**
+   * Existing WAFv2 web ACL (REGIONAL scope) to associate with both stages, instead of the stack's
+   * own (a stage has at most one web ACL): the per-token limit is then the operator's ACL's to
+   * provide (docs/security.md shows the rules to copy), and synth warns.
+   */
   readonly webAclArn?: string;
+  /** Ship the stack's web ACL with the per-token rate limit (default true). */
+  readonly tokenRateLimitEnabled: boolean;
+  /** Requests one X-Auth-Token may make per window, both hosts together. */
+  readonly tokenRateLimit: number;
+  /** The limit's window: 60, 120, 300 or 600 seconds (what WAF offers); also the 429's Retry-After. */
+  readonly tokenRateLimitWindowSeconds: number;
 }
 
 export const defaults = {
@@ -55,7 +65,13 @@ export const defaults = {
   tokenCacheSeconds: 30,
   logLevel: 'INFO',
   latencyAlarmMs: 1500,
+  tokenRateLimitEnabled: true,
+  tokenRateLimit: 300,
+  tokenRateLimitWindowSeconds: 60,
 } as const;
+
+/** The evaluation windows a WAF rate-based rule accepts. */
+const RATE_WINDOWS = [60, 120, 300, 600];
 
 /** The retention periods CloudWatch Logs accepts. */
 const LOG_RETENTION_DAYS = [
@@ -68,9 +84,9 @@ export function readConfig(node: Node): TillgateConfig {
     if (value === undefined || value === null || value === '') return undefined;
     return String(value);
   };
-  const flag = (key: string): boolean => {
+  const flag = (key: string, fallback = false): boolean => {
     const value = raw(key);
-    if (value === undefined) return false;
+    if (value === undefined) return fallback;
     if (value === 'true') return true;
     if (value === 'false') return false;
     throw new Error(`Context ${key} must be true or false, got "${value}"`);
@@ -120,6 +136,11 @@ export function readConfig(node: Node): TillgateConfig {
     };
   }
 
+  const tokenRateLimitWindowSeconds = integer('tokenRateLimitWindowSeconds', defaults.tokenRateLimitWindowSeconds, 60, 600);
+  if (!RATE_WINDOWS.includes(tokenRateLimitWindowSeconds)) {
+    throw new Error(`Context tokenRateLimitWindowSeconds must be one of ${RATE_WINDOWS.join(', ')}, got "${tokenRateLimitWindowSeconds}"`);
+  }
+
   const alarmEmail = raw('alarmEmail');
   const alarmTopicArn = raw('alarmTopicArn');
   const webAclArn = raw('webAclArn');
@@ -139,5 +160,9 @@ export function readConfig(node: Node): TillgateConfig {
     ...(alarmEmail ? { alarmEmail } : {}),
     ...(alarmTopicArn ? { alarmTopicArn } : {}),
     ...(webAclArn ? { webAclArn } : {}),
+    tokenRateLimitEnabled: flag('tokenRateLimitEnabled', defaults.tokenRateLimitEnabled),
+    // WAF's own bounds for a rate-based rule's limit.
+    tokenRateLimit: integer('tokenRateLimit', defaults.tokenRateLimit, 10, 2_000_000_000),
+    tokenRateLimitWindowSeconds,
   };
 }

@@ -1,4 +1,4 @@
-import type { HostId } from '../functions/routes.ts';
+import { routes, type HostId } from '../functions/routes.ts';
 
 /**
  * The answers API Gateway gives itself, without calling a function, rewritten to each host's
@@ -64,4 +64,50 @@ export function gatewayErrorBody(hostId: HostId, message: string, messageId: str
         }
       : { errors: [{ message }] };
   return JSON.stringify(body).replaceAll(JSON.stringify(RAW_MESSAGE), GATEWAY_MESSAGE);
+}
+
+/**
+ * 405: a known path with a method it does not serve. API Gateway answers it itself (an ANY method
+ * with a mock integration on every resource of the route table: infra/constructs/host-api.ts),
+ * the local server likewise; no function runs. `Allow` lists the methods the path serves.
+ * Everything comes from the route table, so a new route's path gets it without a line here.
+ */
+export const METHOD_NOT_ALLOWED = {
+  statusCode: 405,
+  messageId: 'method_not_allowed',
+  /** `$context.httpMethod` is the method as API Gateway received it. */
+  message: (method: string, allow: readonly string[]) =>
+    `Method ${method} is not allowed on this path; it serves ${allow.join(', ')} (see the Allow header)`,
+} as const;
+
+/** Each resource path of a host that serves at least one route, with the methods it serves, sorted. */
+export function methodsByPath(host: HostId): ReadonlyMap<string, readonly string[]> {
+  const byPath = new Map<string, string[]>();
+  for (const route of routes.filter((r) => r.host === host)) {
+    const methods = byPath.get(route.path) ?? [];
+    methods.push(route.method);
+    byPath.set(route.path, methods);
+  }
+  return new Map([...byPath].map(([path, methods]) => [path, [...methods].sort()]));
+}
+
+/**
+ * 429 from the stack's WAF web ACL: this token is over its own limit (infra/constructs/
+ * token-rate-limit.ts). WAF sends a fixed body (no request id: WAF has none to give), in the
+ * host's error shape; `Retry-After` is the rule's evaluation window, the longest wait there can be.
+ */
+export const TOKEN_RATE_LIMITED = {
+  statusCode: 429,
+  messageId: 'token_rate_limited',
+  message: 'Too many requests with this X-Auth-Token: it is over its own rate limit; retry after the Retry-After delay',
+  cashierMessage: 'This till is sending too many requests. Wait a minute, then try again; nothing will be recorded twice.',
+} as const;
+
+export function tokenRateLimitedBody(hostId: HostId): string {
+  const { message, messageId, cashierMessage } = TOKEN_RATE_LIMITED;
+  return JSON.stringify(
+    hostId === 'pos'
+      ? { transaction: { errors: [{ message }], display_messages: [{ message: cashierMessage, message_id: messageId, message_content: {}, priority: 1 }] } }
+      : { errors: [{ message }] },
+  );
 }

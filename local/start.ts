@@ -74,11 +74,14 @@ console.log(`
 tillgate is running locally.
   core host (v1.0): ${api.urls.core}
   pos host  (v2.0): ${api.urls.pos}
-  DynamoDB:         ${settings.endpoint}
+  DynamoDB:         ${settings.endpoint}${settings.externalEndpoint ? '' : ' (DynamoDB Local listens on every interface: firewall its port on a shared network)'}
 
 Development account ${settings.devAccountId}: token ${tokenState} in ${settings.devTokenFile}. Use it with:
   export TOKEN=$(cat ${settings.devTokenFile})
-  curl -s ${api.urls.core}/v1.0/events/1 -H "X-Auth-Token: $TOKEN"
+  curl -si ${api.urls.core}/v1.0/events -H "X-Auth-Token: $TOKEN"
+
+That lists the account's events: 200, and an empty list on a fresh stack. README.md, "A day in
+the life", goes on from there.
 
 Webhooks are delivered from here too (http:// and loopback URLs accepted locally);
 WEBHOOK_RETRY_SCHEDULE=1,1,1 shortens the retries (now ${process.env.WEBHOOK_RETRY_SCHEDULE || 'the default: 5 s … 24 h'}).

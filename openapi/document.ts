@@ -14,7 +14,8 @@ import {
   deliveryPath,
 } from '../functions/commons/schemas.ts';
 import { EVENT_TYPES } from '../functions/commons/data/event-types.ts';
-import { gatewayError, gatewayErrorBody, type GatewayErrorType } from '../infra/gateway-errors.ts';
+import { gatewayError, gatewayErrorBody, methodsByPath, type GatewayErrorType } from '../infra/gateway-errors.ts';
+import { MAX_IF_MATCH_LENGTH } from '../functions/commons/limits.ts';
 import { coreErrorBody } from '../functions/commons/hosts/core.ts';
 import { posErrorBody } from '../functions/commons/hosts/pos.ts';
 
@@ -44,7 +45,8 @@ const { 'Content-Type': _contentType, ...notModifiedHeaders } = coreHeaders;
 
 const errorDescriptions: Record<number, string> = {
   400: 'Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key.',
-  401: 'X-Auth-Token missing, unknown or revoked.',
+  401: 'X-Auth-Token missing, malformed, unknown or revoked; the message says which.',
+  403: "A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read.",
   404: "No such record, or another account's, or an expired event.",
   409: 'Idempotency-Key already used with a different body; an inactive code generator; a code space too full to issue that many; an 11th webhook endpoint; a retry of a delivery to a disabled endpoint.',
   412: 'If-Match does not match the current ETag: nothing changed.',
@@ -61,7 +63,10 @@ const errorDescriptions: Record<number, string> = {
  * never the core host's X-Runtime or ETag.
  */
 const gatewayDescriptions: Record<number, string> = {
-  429: 'Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit). Retry after Retry-After seconds.',
+  429:
+    'Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the ' +
+    "stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after " +
+    "Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id.",
   502: 'Answered by API Gateway: the function failed without an answer (a crash, or the Lambda timeout). The message quotes the request id.',
   504: "Answered by API Gateway: the function did not answer within API Gateway's 29 s integration timeout. The message quotes the request id.",
 };
@@ -82,7 +87,16 @@ function gatewayErrorResponse(host: HostId, status: number) {
     headers: {
       ...commonHeaders,
       'Cache-Control': header('Always no-store.', { const: 'no-store' }),
-      ...(status === 429 ? { 'Retry-After': header('Seconds to wait before retrying.', { type: 'string', pattern: '^\\d+$' }) } : {}),
+      ...(status === 429
+        ? {
+            'Retry-After': header('Seconds to wait before retrying.', { type: 'string', pattern: '^\\d+$' }),
+            // The per-token limit's answer comes from WAF, which sets its own Content-Type and has no request id.
+            'X-Request-Id': header("API Gateway's request id; absent on the per-token limit's answer (WAF has none).", { type: 'string' }, false),
+            'Content-Type': header('application/json; charset=utf-8, or application/json on the per-token limit\'s answer (set by WAF).', {
+              enum: ['application/json; charset=utf-8', 'application/json'],
+            }),
+          }
+        : {}),
     },
     content: { 'application/json': { schema: ref(host === 'core' ? 'CoreError' : 'PosError'), examples: gatewayExample(host, status) } },
   };
@@ -144,12 +158,16 @@ const queryParameters = (schema: { properties: Record<string, object> }) =>
     schema: property,
   }));
 
+/**
+ * No code is longer than 64 characters (prefix 16 + 32 generated, and redemption's bound): the
+ * document says so, while the server answers a longer one as any code it did not issue, 404.
+ */
 const codeParameter = {
   name: 'code',
   in: 'path',
   required: true,
   description: (codePath.properties.code as { description?: string }).description,
-  schema: plain(codePath.properties.code),
+  schema: { ...plain(codePath.properties.code), maxLength: 64 },
 };
 
 const read = (description: string, schema: string) => ({
@@ -165,7 +183,15 @@ const idempotencyKeyParameter = {
   in: 'header',
   required: false,
   description: 'Repeats with the same key and body return the first response; a different body answers 409. Kept 24 hours, per account and route.',
-  schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+  schema: { type: 'string', maxLength: 255, pattern: '^[\\x21-\\x7e]{1,255}$' },
+};
+
+const requestIdParameter = {
+  name: 'X-Request-Id',
+  in: 'header',
+  required: false,
+  description: 'Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused).',
+  schema: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$' },
 };
 
 const deliveryParameters = Object.entries(plain(deliveryPath.properties)).map(([name, schema]) => ({
@@ -292,7 +318,13 @@ const operations: Record<string, Operation> = {
   updateCodeGenerator: {
     parameters: [
       idParameter,
-      { name: 'If-Match', in: 'header', required: false, description: 'The ETag of a GET; a mismatch answers 412 and changes nothing.', schema: { type: 'string' } },
+      {
+        name: 'If-Match',
+        in: 'header',
+        required: false,
+        description: 'The ETag of a GET (or *); a mismatch answers 412 and changes nothing; a value that is not entity tags answers 400.',
+        schema: { type: 'string', maxLength: MAX_IF_MATCH_LENGTH },
+      },
     ],
     requestBody: jsonBody('code_generator', codeGeneratorPatch, { description: 'Only status and description can change.' }),
     success: {
@@ -569,12 +601,16 @@ function pathItemOperation(route: Route) {
   const operation = operations[route.operationId];
   if (!operation) throw new Error(`No OpenAPI description for ${route.operationId}`);
   const responses: Record<string, object> = { ...operation.success };
-  for (const status of operation.errors) responses[String(status)] = errorResponse(route.host, status);
+  // Every operation checks the token and then its scope.
+  const errors = [...new Set([...operation.errors, 401, 403])].sort((a, b) => a - b);
+  for (const status of errors) responses[String(status)] = errorResponse(route.host, status);
   for (const status of GATEWAY_STATUSES) responses[String(status)] = gatewayErrorResponse(route.host, status);
   return {
     operationId: route.operationId,
     summary: route.summary,
-    ...(operation.parameters ? { parameters: operation.parameters } : {}),
+    description: `Needs a token of scope ${route.scope} (or all); any other answers 403.`,
+    'x-tillgate-scope': route.scope,
+    parameters: [...(operation.parameters ?? []), requestIdParameter],
     ...(operation.requestBody ? { requestBody: operation.requestBody } : {}),
     responses,
   };
@@ -588,7 +624,7 @@ type Examples = Record<string, { readonly value: unknown; readonly summary?: str
 /** Each JSON response gets the example recorded for its operation and status, when there is one. */
 function withExamples(route: Route, responses: Record<string, any>, examples: Examples) {
   for (const [status, response] of Object.entries(responses)) {
-    const example = examples[`${route.operationId} ${status}`] ?? serverFault(route.host, Number(status));
+    const example = examples[`${route.operationId} ${status}`] ?? serverFault(route, Number(status));
     const media = response.content?.['application/json'];
     if (example && media) media.examples = { recorded: { summary: example.summary ?? 'A real response', value: example.value } };
   }
@@ -599,7 +635,7 @@ function withExamples(route: Route, responses: Record<string, any>, examples: Ex
  * A 500 or 503 of an operation whose fault the suite did not inject: rendered by the functions'
  * own envelope code (functions/commons/hosts), as every operation answers it.
  */
-function serverFault(host: HostId, status: number): Examples[string] | undefined {
+function serverFault(route: Route, status: number): Examples[string] | undefined {
   const requestId = '0b7c2e4a-9d1f-4c3b-8a6e-5f2d1c0b9a87';
   const [code, message] =
     status === 500
@@ -608,7 +644,7 @@ function serverFault(host: HostId, status: number): Examples[string] | undefined
         ? (['service_unavailable', 'The service is temporarily unavailable; retry after the Retry-After delay'] as const)
         : [];
   if (!code) return undefined;
-  const value = host === 'core' ? coreErrorBody([{ message }]) : posErrorBody(code, [{ message }], requestId);
+  const value = route.host === 'core' ? coreErrorBody([{ message }]) : posErrorBody(route.operationId, code, [{ message }], requestId);
   return { summary: 'As every operation of this host answers it (functions/commons/hosts)', value };
 }
 
@@ -642,7 +678,9 @@ export function openApiDocument(hostId: HostId, examples: Examples = {}) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes.filter((r) => r.host === hostId)) {
     const operation = structuredClone(pathItemOperation(route));
-    paths[route.path] ??= {};
+    paths[route.path] ??= {
+      description: `Other methods than ${methodsByPath(hostId).get(route.path)!.join(', ')} answer 405 with an Allow header listing these, in this host's error shape.`,
+    };
     paths[route.path]![route.method.toLowerCase()] = { ...operation, responses: withExamples(route, operation.responses, examples) };
   }
   const variable = serverVariable[hostId];
@@ -652,7 +690,10 @@ export function openApiDocument(hostId: HostId, examples: Examples = {}) {
       title: `tillgate ${hostId} host`,
       version: '1.0.0',
       description:
-        `${host.description} Routes under ${host.versionPrefix}. Unknown routes answer 404, throttled requests 429, and API Gateway answers 502 (function failed) or 504 (integration timeout) itself, all in this host's error shape.`,
+        `${host.description} Routes under ${host.versionPrefix}. Every operation needs a token whose scope allows it ` +
+        `(x-tillgate-scope: pos, core; a token of scope all passes both), else 403. Unknown paths answer 404, a known path with ` +
+        `a method it does not serve 405 with Allow, throttled requests 429 (the stage, or this token's own limit), and API Gateway ` +
+        `answers 502 (function failed) or 504 (integration timeout) itself, all in this host's error shape.`,
       license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
     },
     servers: [
@@ -669,7 +710,14 @@ export function openApiDocument(hostId: HostId, examples: Examples = {}) {
     ...document,
     components: {
       securitySchemes: {
-        token: { type: 'apiKey', in: 'header', name: 'X-Auth-Token', description: 'A token issued by the token tool, bound to one account.' },
+        token: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Auth-Token',
+          description:
+            'A token issued by the token tool (tg_ and 43 base64url characters), bound to one account and one scope: pos, core or all. ' +
+            'Each operation says the scope it needs (x-tillgate-scope).',
+        },
       },
       schemas: usedSchemas(document),
     },

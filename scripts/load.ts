@@ -56,7 +56,7 @@ const api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourc
 const accounts = await Promise.all(
   Array.from({ length: accountCount }, async (_, i) => {
     const accountId = 900_000 + i;
-    return { accountId, token: (await issueToken(accountId, `load ${i}`)).token };
+    return { accountId, token: (await issueToken(accountId, `load ${i}`, 'all')).token };
   }),
 );
 const accountIds = new Set(accounts.map((a) => a.accountId));

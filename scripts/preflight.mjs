@@ -26,6 +26,14 @@ const installed = existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === lo
 
 if (!installed) {
   console.log('preflight: installing locked dependencies (npm ci) …');
+  if (Number(process.versions.node.split('.')[0]) < 24) {
+    // npm checks every package's `engines` against the Node running it: this bootstrap one.
+    console.log(
+      `preflight: Node ${process.version} only bootstraps the install, so npm warns "EBADENGINE Unsupported engine"\n` +
+        '  for the packages (this one included) that ask for Node 22 or 24. The warnings are harmless: everything\n' +
+        '  after the install runs on the Node 24 that it puts into node_modules.',
+    );
+  }
   const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) fail('npm ci failed (see above). Check your network access to the npm registry.');
   writeFileSync(stamp, `${lockHash}\n`);

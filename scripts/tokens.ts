@@ -5,9 +5,15 @@ import { localSettings } from '../local/settings.ts';
 const usage = `Usage: npm run tokens -- <command> [options]
 
 Commands:
-  create --account N --name NAME   Issue a token for account N; it is printed once, only its hash is stored.
-  list                             List keys: id, account, name, created, revoked. Never the tokens.
-  revoke KEY_ID                    Revoke a key; requests with its token get 401.
+  create --account N --scope SCOPE --name NAME
+                         Issue a token for account N; it is printed once, only its hash is stored.
+                         SCOPE (required): pos (the pos host: tills), core (the core host: back
+                         office and integrations) or all. NAME: printable text, 1 to 64 characters.
+  list                   List keys: id, account, scope, name, created, revoked. Never the tokens.
+  revoke KEY_ID          Revoke a key; requests with its token get 401.
+  scope KEY_ID SCOPE     Give an existing key a scope (pos, core or all), its token unchanged: for
+                         keys issued before scopes existed (listed with scope "-", refused with
+                         403 until they have one), or to narrow a key.
 
 Target (default: the local stack's DynamoDB, started by npm start):
   --aws            Use AWS: credentials and region from the usual AWS environment/profile,
@@ -20,6 +26,7 @@ const { values, positionals } = parseArgs({
   options: {
     account: { type: 'string' },
     name: { type: 'string' },
+    scope: { type: 'string' },
     aws: { type: 'boolean', default: false },
     table: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
@@ -49,28 +56,37 @@ if (values.aws) {
 }
 const target = values.aws ? `AWS table ${process.env.API_KEYS_TABLE}` : `local table ${process.env.API_KEYS_TABLE} at ${settings.endpoint}`;
 
-const { issueToken } = await import('../functions/commons/auth.ts');
-const { listApiKeys, revokeApiKey } = await import('../functions/commons/data/api-keys.ts');
+const { issueToken, isTokenScope, tokenNameProblem, TOKEN_SCOPES } = await import('../functions/commons/auth.ts');
+const { listApiKeys, revokeApiKey, setApiKeyScope } = await import('../functions/commons/data/api-keys.ts');
+
+const scopeArgument = (value: string | undefined, where: string) =>
+  isTokenScope(value) ? value : fail(`${where} must be one of ${TOKEN_SCOPES.join(', ')}${value === undefined ? '' : `, got "${value}"`}`);
 
 try {
   switch (command) {
     case 'create': {
       const account = Number(values.account);
       if (!Number.isSafeInteger(account) || account < 1) fail('--account must be a positive integer');
-      const name = values.name?.trim() ?? '';
-      if (name.length < 1 || name.length > 64) fail('--name must be 1 to 64 characters');
-      const { token, key } = await issueToken(account, name);
-      console.error(`Created ${key.key_id} for account ${account} ("${name}") in ${target}.`);
+      const scope = scopeArgument(values.scope, '--scope');
+      const name = values.name ?? '';
+      const problem = tokenNameProblem(name);
+      if (problem) fail(`--name ${problem}`);
+      const { token, key } = await issueToken(account, name, scope);
+      console.error(`Created ${key.key_id} for account ${account} ("${name}", scope ${scope}) in ${target}.`);
       console.error('The token follows. It is shown this once; store it in your secret manager now.');
       console.log(token);
       break;
     }
     case 'list': {
       const keys = await listApiKeys();
-      console.log(['key_id', 'account_id', 'name', 'created_at', 'revoked_at'].join('\t'));
+      console.log(['key_id', 'account_id', 'scope', 'name', 'created_at', 'revoked_at'].join('\t'));
       for (const key of keys) {
-        console.log([key.key_id, key.account_id, key.name, key.created_at, key.revoked_at ?? '-'].join('\t'));
+        // A name written before names were checked is shown escaped, so it cannot forge a row.
+        const name = tokenNameProblem(key.name) ? JSON.stringify(key.name) : key.name;
+        console.log([key.key_id, key.account_id, key.scope ?? '-', name, key.created_at, key.revoked_at ?? '-'].join('\t'));
       }
+      const unscoped = keys.filter((key) => key.scope === undefined && key.revoked_at === undefined).length;
+      if (unscoped > 0) console.error(`${unscoped} key(s) have no scope (scope "-"): they are refused with 403 until given one with \`scope KEY_ID SCOPE\`.`);
       console.error(`${keys.length} key(s) in ${target}.`);
       break;
     }
@@ -80,6 +96,15 @@ try {
       if (!key) fail(`no key ${keyId} in ${target}`);
       console.log(`Revoked ${key!.key_id} (account ${key!.account_id}, "${key!.name}") at ${key!.revoked_at}.`);
       console.error('Running functions may accept the token for up to TOKEN_CACHE_SECONDS (default 30) more.');
+      break;
+    }
+    case 'scope': {
+      const keyId = rest[0] ?? fail('scope needs a KEY_ID (see `list`) and a SCOPE');
+      const scope = scopeArgument(rest[1], 'SCOPE');
+      const key = await setApiKeyScope(keyId, scope);
+      if (!key) fail(`no key ${keyId} in ${target}`);
+      console.log(`Key ${key!.key_id} (account ${key!.account_id}, "${key!.name}") now has scope ${key!.scope}.`);
+      console.error('Running functions may use the previous scope for up to TOKEN_CACHE_SECONDS (default 30) more.');
       break;
     }
     default:

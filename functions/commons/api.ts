@@ -10,13 +10,13 @@ import { hostResponse } from './middleware/host-response.ts';
 import { jsonBody, type BodyOptions } from './middleware/json-body.ts';
 import { parameters, type ParameterOptions } from './middleware/parameters.ts';
 import { logger, metrics } from './observability.ts';
-import type { HostId } from '../routes.ts';
+import { routes, type HostId } from '../routes.ts';
 
 /**
  * The middleware chain every handler runs in, middleware first and handler last:
  *   Lambda context on log lines → metrics flush → security headers → host response
- *   (request id, envelopes, ETag/304, access log) → token → header names → path and query →
- *   JSON body → handler.
+ *   (request id, envelopes, ETag/304, access log) → token and its scope → header names → path and
+ *   query → JSON body → handler.
  * Handlers throw HttpErrors and return a Reply; only the host-response middleware builds status
  * lines, headers and error bodies, so both hosts answer the same way from every route.
  */
@@ -86,6 +86,10 @@ const securityHeaders = {
 } as const;
 
 export function api<Body = null, Params = null, Query = null>(options: ApiOptions) {
+  // The scope a route needs is declared once, in its row of the route table; a handler without a
+  // row (or on another host than its row) fails at load, not on a request.
+  const route = routes.find((r) => r.operationId === options.operationId);
+  if (!route || route.host !== options.host) throw new Error(`No ${options.host} route ${options.operationId} in functions/routes.ts`);
   // Every request answers (503 at worst) before the Lambda timeout: see deadline.ts.
   const chain = middy<ApiEvent<Body, Params, Query>, Reply, Error, ApiContext>(deadlinePlugin)
     .use(injectLambdaContext(logger, { resetKeys: true }))
@@ -94,7 +98,7 @@ export function api<Body = null, Params = null, Query = null>(options: ApiOption
     .use(logMetrics(metrics, { captureColdStartMetric: true }))
     .use(httpSecurityHeaders(securityHeaders as never))
     .use(hostResponse(options))
-    .use(authentication())
+    .use(authentication({ scope: route.scope }))
     .use(httpHeaderNormalizer())
     .use(parameters(options));
   return options.body ? chain.use(jsonBody(options.body)) : chain;

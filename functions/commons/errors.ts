@@ -12,6 +12,7 @@ export interface Problem {
 export type ErrorCode =
   | 'bad_request'
   | 'unauthorized'
+  | 'forbidden'
   | 'not_found'
   | 'conflict'
   | 'precondition_failed'
@@ -38,8 +39,22 @@ const single = (message: string, field?: string): Problem[] => [field !== undefi
 export const badRequest = (message: string, field?: string) =>
   new HttpError(400, 'bad_request', single(message, field));
 
-export const unauthorized = () =>
-  new HttpError(401, 'unauthorized', single('A valid X-Auth-Token header is required'));
+/** Why a request is not authenticated: each answers 401 with a message naming that fault. */
+export type UnauthorizedReason = 'missing' | 'ambiguous' | 'malformed' | 'unknown' | 'revoked';
+
+const UNAUTHORIZED_MESSAGES: Record<UnauthorizedReason, string> = {
+  missing: 'X-Auth-Token header is required',
+  ambiguous: 'Send one X-Auth-Token header: this request carries several different ones',
+  malformed: 'X-Auth-Token is malformed: a token is tg_ followed by 43 characters; check that it was copied whole',
+  unknown: 'X-Auth-Token is not a known token; check it, or ask the operator for a token',
+  revoked: 'X-Auth-Token was revoked; ask the operator for a new token',
+};
+
+export const unauthorized = (reason: UnauthorizedReason) =>
+  new HttpError(401, 'unauthorized', single(UNAUTHORIZED_MESSAGES[reason]));
+
+/** A valid token outside its scope (or a key written before scopes, which has none). */
+export const forbidden = (message: string) => new HttpError(403, 'forbidden', single(message));
 
 export const notFound = (message = 'Not found') => new HttpError(404, 'not_found', single(message));
 
@@ -50,8 +65,8 @@ export const preconditionFailed = (message: string) => new HttpError(412, 'preco
 export const payloadTooLarge = (limitBytes: number) =>
   new HttpError(413, 'payload_too_large', single(`Request body exceeds ${limitBytes} bytes`));
 
-export const unsupportedMediaType = () =>
-  new HttpError(415, 'unsupported_media_type', single('Content-Type must be application/json'));
+export const unsupportedMediaType = (message = 'Content-Type must be application/json') =>
+  new HttpError(415, 'unsupported_media_type', single(message));
 
 export const validationFailed = (problems: readonly Problem[]) =>
   new HttpError(422, 'validation_failed', problems);

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
  * Stack traces at their TypeScript positions, paid for only when a request fails.
  *
  * The functions run without `--enable-source-maps`: Node would parse every bundle's map at every
- * cold start (15–19 ms, README "Cold start"). The bundles keep their function names instead
+ * cold start (15–19 ms, docs/benchmarks.md, "Cold start"). The bundles keep their function names instead
  * (BUNDLING in infra/constructs/function-with-log-group.ts), and the map shipped beside the bundle
  * is read here the first time a 5xx is logged (40–80 ms for a 480 KiB map, once per execution
  * environment), so the logged frames also say which source file and line they came from.

@@ -8,6 +8,8 @@ import Type, { type Static, type TSchema } from 'typebox';
  *
  * Two annotations shape the error messages (see validation.ts): `x-message` is the message when
  * a `pattern` or `not` keyword fails; `x-kind` names what a query or path value must be.
+ * Every string a client sends has a `maxLength` (test/unit/openapi.test.ts walks the documents),
+ * also where a pattern already bounds it, so that tools reading the documents see the bound.
  */
 export { MAX_BODY_BYTES } from './limits.ts';
 import { EVENT_TYPES } from './data/event-types.ts';
@@ -34,7 +36,7 @@ export const codeGeneratorCreate = Type.Object(
     code_length: Type.Integer({ minimum: 4, maximum: 32, description: 'Generated characters, prefix not counted.' }),
     description: Type.Optional({ ...description, default: '' }),
     prefix: Type.Optional(
-      Type.String({ pattern: '^[A-Z0-9-]{0,16}$', default: '', 'x-message': 'must be up to 16 of A-Z, 0-9 and -' }),
+      Type.String({ pattern: '^[A-Z0-9-]{0,16}$', maxLength: 16, default: '', 'x-message': 'must be up to 16 of A-Z, 0-9 and -' }),
     ),
     store_id: Type.Integer({ minimum: 1, maximum: SAFE_MAX }),
     status: Type.Optional({ ...status, default: 'active' }),
@@ -174,7 +176,7 @@ export function positiveDecimalUpTo(max: number): string {
  * positive integer is decimal, without sign or leading zero, at most 2^53 − 1.
  */
 const positiveInteger = (description: string) =>
-  Type.String({ pattern: positiveDecimalUpTo(SAFE_MAX), 'x-kind': 'a positive integer', description });
+  Type.String({ pattern: positiveDecimalUpTo(SAFE_MAX), maxLength: String(SAFE_MAX).length, 'x-kind': 'a positive integer', description });
 
 export const idPath = Type.Object({ id: positiveInteger('A positive integer; anything else answers 400.') });
 
@@ -195,6 +197,7 @@ export const codePath = Type.Object({
 
 const limit = Type.String({
   pattern: '^([1-9][0-9]{0,2}|1000)$',
+  maxLength: 4,
   'x-kind': 'an integer from 1 to 1000',
   description: 'Items per page, 1–1000 (default 100).',
 });

@@ -28,6 +28,21 @@ const FORMAT_MESSAGES: Record<string, string> = {
   date: 'must be a date of the form YYYY-MM-DD',
 };
 
+/**
+ * A value of the right form that names no real moment (2025-02-30, 24:00:00) fails only the
+ * format: its message says so rather than repeating the form the client already used.
+ */
+const NONEXISTENT: Record<string, { shape: RegExp; message: (value: string) => string }> = {
+  date: {
+    shape: /^\d{4}-\d{2}-\d{2}$/,
+    message: (value) => `must be a date that exists: ${value} is not a day of the calendar`,
+  },
+  'date-time': {
+    shape: /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/,
+    message: (value) => `must be a date-time that exists: ${value} is not a real day and time of day (hours 00-23, minutes 00-59, offset at most ±23:59)`,
+  },
+};
+
 type Where = { kind: 'body'; root: string } | { kind: 'query' } | { kind: 'path' };
 
 /** The validated body resource (defaults applied) or a 422 listing every problem. */
@@ -96,6 +111,9 @@ function describe(error: ErrorObject, where: Where): string {
     case 'minLength':
       return schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters`;
     case 'maxLength':
+      // A bound that only backs up a pattern (documented for tools): the pattern's own message.
+      if (schema.pattern && schema['x-kind']) return `must be ${schema['x-kind']}`;
+      if (schema.pattern && schema['x-message']) return schema['x-message'];
       return `must be at most ${schema.maxLength} characters`;
     case 'minimum':
     case 'maximum':
@@ -111,6 +129,10 @@ function describe(error: ErrorObject, where: Where): string {
       return `must be one of ${(schema.enum as string[]).map((value) => `"${value}"`).join(', ')}`;
     case 'pattern':
     case 'format':
+      // Only the format failed, on a value of the right form: it names no real day or time.
+      if (error.keyword === 'format' && typeof error.data === 'string' && NONEXISTENT[schema.format]?.shape.test(error.data)) {
+        return NONEXISTENT[schema.format]!.message(error.data);
+      }
       if (schema.format && FORMAT_MESSAGES[schema.format]) return FORMAT_MESSAGES[schema.format]!;
       if (schema['x-kind']) return `must be ${schema['x-kind']}`;
       return schema['x-message'] ?? `must match ${schema.pattern}`;

@@ -11,27 +11,6 @@ import { OPERATION_METADATA_KEY } from '../bundles.ts';
 import type { DataTable } from './data-tables.ts';
 
 /**
- * Reads: what a handler needs to look items up, query an index, and check a condition on a
- * table it does not write inside a transaction. Scan is left out on purpose: no request path
- * scans (the token tool scans with the operator's own credentials).
- */
-export const READ_ACTIONS = [
-  'dynamodb:GetItem',
-  'dynamodb:BatchGetItem',
-  'dynamodb:Query',
-  'dynamodb:ConditionCheckItem',
-] as const;
-
-/** Writes add item mutations; TransactWriteItems is authorised per item by these actions. */
-export const WRITE_ACTIONS = [
-  ...READ_ACTIONS,
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:BatchWriteItem',
-] as const;
-
-/**
  * How every function is bundled. Exported so that `npm run bench` builds its reference bundles
  * with exactly these options (scripts/bench/references.ts).
  */
@@ -44,7 +23,7 @@ export const BUNDLING = {
   mainFields: ['module', 'main'],
   // Whitespace and syntax minified, identifiers kept: a stack trace read in CloudWatch names the
   // functions it passed through without runtime source maps, which cost 15–19 ms per cold start
-  // (`NODE_OPTIONS=--enable-source-maps`, README "Cold start"). Not `keepNames`: with identifiers
+  // (`NODE_OPTIONS=--enable-source-maps`, docs/benchmarks.md, "Cold start"). Not `keepNames`: with identifiers
   // unminified V8 already knows the names, and its `__name()` calls would run every time a
   // closure is created (the SDK creates dozens per request: about 30 µs of CPU each time).
   minify: false,
@@ -62,15 +41,6 @@ export const BUNDLING = {
     "import { createRequire as __tillgateCreateRequire } from 'node:module';" +
     'const require = __tillgateCreateRequire(import.meta.url);',
 } satisfies BundlingOptions;
-
-/**
- * Item writes without any read: what a route that creates, rotates or deletes a webhook secret
- * needs, so that only the sender can read one (functions/commons/data/webhook-secrets.ts).
- */
-export const WRITE_ONLY_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const;
-
-export const actionsFor = (access: TableAccess) =>
-  access === 'write' ? WRITE_ACTIONS : access === 'write-only' ? WRITE_ONLY_ACTIONS : READ_ACTIONS;
 
 export interface FunctionWithLogGroupProps {
   /** Names the function everywhere (see the route table). */
@@ -171,17 +141,25 @@ export class FunctionWithLogGroup extends NodejsFunction {
     }
   }
 
-  /** Sets the table's environment variable and grants exactly the access the route declares. */
-  bindTable(data: DataTable, access: TableAccess): void {
+  /**
+   * Sets the table's environment variable and grants exactly the actions the route declares: on
+   * the table, and Query on its indexes too (see TableAccess in functions/routes.ts).
+   */
+  bindTable(data: DataTable, actions: TableAccess): void {
     this.addEnvironment(data.spec.envVar, data.table.tableName);
-    const indexArns = (data.spec.indexes ?? []).map((index) => `${data.table.tableArn}/index/${index.name}`);
     this.executionRole.addToPrincipalPolicy(
       new PolicyStatement({
         effect: Effect.ALLOW,
-        actions: [...actionsFor(access)],
-        resources: [data.table.tableArn, ...indexArns],
+        actions: actions.map((action) => `dynamodb:${action}`),
+        resources: [data.table.tableArn],
       }),
     );
+    const indexArns = (data.spec.indexes ?? []).map((index) => `${data.table.tableArn}/index/${index.name}`);
+    if (actions.includes('Query') && indexArns.length > 0) {
+      this.executionRole.addToPrincipalPolicy(
+        new PolicyStatement({ effect: Effect.ALLOW, actions: ['dynamodb:Query'], resources: indexArns }),
+      );
+    }
   }
 
   /** Sets the queue's environment variable and grants sending to it, and nothing else on it. */

@@ -5,7 +5,10 @@ import {
   BasePathMapping,
   DomainName,
   EndpointType,
+  ContentHandling,
   LambdaIntegration,
+  MockIntegration,
+  PassthroughBehavior,
   LogGroupLogDestination,
   MethodLoggingLevel,
   ResponseType,
@@ -18,7 +21,7 @@ import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
 import { ApiGatewayDomain } from 'aws-cdk-lib/aws-route53-targets';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { gatewayErrorBody, gatewayErrors, type GatewayError } from '../gateway-errors.ts';
+import { gatewayErrorBody, gatewayErrors, METHOD_NOT_ALLOWED, methodsByPath, type GatewayError } from '../gateway-errors.ts';
 import type { Host, Route } from '#functions/routes';
 import type { CustomDomain } from '../config.ts';
 import type { FunctionWithLogGroup } from './function-with-log-group.ts';
@@ -40,7 +43,9 @@ export interface HostApiProps {
 /**
  * Fields of one access log line (JSON). The incoming X-Request-Id header is not available to
  * REST API access logs; `integrationRequestId` (the Lambda request id) joins a line to the
- * function's log, where `request_id` is the X-Request-Id.
+ * function's log, where `request_id` is the X-Request-Id. The path is logged as the resource
+ * path only (`/v1.0/codegen/{id}/codes/{code}`), never `$context.path`: a promotion code is
+ * worth money, and the path as sent may hold one (the function's log line has the ids).
  */
 export const ACCESS_LOG_FIELDS = {
   requestId: '$context.requestId',
@@ -50,7 +55,6 @@ export const ACCESS_LOG_FIELDS = {
   userAgent: '$context.identity.userAgent',
   httpMethod: '$context.httpMethod',
   resourcePath: '$context.resourcePath',
-  path: '$context.path',
   status: '$context.status',
   responseLatency: '$context.responseLatency',
   responseLength: '$context.responseLength',
@@ -64,7 +68,7 @@ export const ACCESS_LOG_FIELDS = {
 
 /**
  * Headers of every answer API Gateway gives itself, as close to the functions' as a gateway
- * response can get (see the README, "Answers the gateway gives itself"):
+ * response can get (see docs/api.md, "Answers the gateway gives itself"):
  * - X-Request-Id is API Gateway's request id (`context.requestId`, also sent as x-amzn-RequestId
  *   and logged as the access log's requestId). A mapping cannot check the caller's X-Request-Id
  *   against the functions' rule, so it is never echoed: echoing would repeat malformed ids and
@@ -175,6 +179,8 @@ export class HostApi extends Construct {
       Validations.of(method).acknowledge({ id: 'AwsSolutions-COG4', reason });
     }
 
+    this.addMethodNotAllowed(host);
+
     for (const error of gatewayErrors as readonly GatewayError[]) {
       this.api.addGatewayResponse(constructIdFor(error.type), {
         type: ResponseType.of(error.type),
@@ -202,9 +208,9 @@ export class HostApi extends Construct {
       Validations.of(this.api).acknowledge({
         id: 'AwsSolutions-APIG3',
         reason:
-          'WAF is optional (context webAclArn associates an existing regional web ACL). Without it, ' +
-          'every request still needs a valid X-Auth-Token and the stage is throttled ' +
-          '(throttleRateLimit/throttleBurstLimit), which bounds abuse and cost.',
+          'The operator turned the stack\'s web ACL off (tokenRateLimitEnabled=false) and named none of ' +
+          'their own (webAclArn). Every request still needs a valid, scoped X-Auth-Token and the stage ' +
+          'is throttled (throttleRateLimit/throttleBurstLimit), which bounds abuse and cost.',
       });
     }
 
@@ -235,6 +241,55 @@ export class HostApi extends Construct {
       this.baseUrl = `https://${props.domain.domainName}`;
     } else {
       this.baseUrl = `https://${this.api.restApiId}.execute-api.${Aws.REGION}.${Stack.of(this).urlSuffix}/${stageName}`;
+    }
+  }
+
+  /**
+   * 405 for a known path and a method it does not serve, answered by API Gateway itself: an ANY
+   * method with a mock integration on every resource of the route table (a resource's own methods
+   * take precedence over ANY), with Allow, the functions' headers and the host's error body. No
+   * function runs. Unknown paths have no resource and stay 404.
+   */
+  private addMethodNotAllowed(host: Host): void {
+    const headers = (allow: readonly string[]) => ({
+      'method.response.header.Allow': `'${allow.join(', ')}'`,
+      'method.response.header.Content-Type': "'application/json; charset=utf-8'",
+      'method.response.header.X-Content-Type-Options': "'nosniff'",
+      'method.response.header.Cache-Control': "'no-store'",
+      'method.response.header.X-Request-Id': 'context.requestId',
+    });
+    for (const [path, allow] of methodsByPath(host.id)) {
+      const body = gatewayErrorBody(host.id, METHOD_NOT_ALLOWED.message('$context.httpMethod', allow), METHOD_NOT_ALLOWED.messageId);
+      const integration = new MockIntegration({
+        // Bodies are binary to this API (binaryMediaTypes */*): as text, the template applies. Any
+        // other content type passes through (NEVER would answer 415); the one integration response
+        // is the default, so the answer is 405 whatever the integration made of the request.
+        contentHandling: ContentHandling.CONVERT_TO_TEXT,
+        passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
+        requestTemplates: { 'application/json': `{"statusCode": ${METHOD_NOT_ALLOWED.statusCode}}` },
+        integrationResponses: [
+          {
+            statusCode: String(METHOD_NOT_ALLOWED.statusCode),
+            responseParameters: headers(allow),
+            responseTemplates: { 'application/json': body },
+          },
+        ],
+      });
+      const method = this.api.root.resourceForPath(path).addMethod('ANY', integration, {
+        authorizationType: AuthorizationType.NONE,
+        methodResponses: [
+          {
+            statusCode: String(METHOD_NOT_ALLOWED.statusCode),
+            responseParameters: Object.fromEntries(Object.keys(headers(allow)).map((name) => [name, true])),
+          },
+        ],
+      });
+      const reason =
+        'This ANY method only answers 405 with an Allow header from a mock integration, for the methods ' +
+        'a path does not serve: it runs nothing and reads nothing, so there is nothing to authorise. The ' +
+        "path's own methods (with the X-Auth-Token check in their functions) take precedence over it.";
+      Validations.of(method).acknowledge({ id: 'AwsSolutions-APIG4', reason });
+      Validations.of(method).acknowledge({ id: 'AwsSolutions-COG4', reason });
     }
   }
 }

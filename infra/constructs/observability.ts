@@ -159,7 +159,7 @@ export class Observability extends Construct {
     const lookHere = (what: string) =>
       `${what} Look at dashboard ${dashboardName}; then in CloudWatch Logs Insights run the saved query ` +
       `${this.queryNames.errorsByRoute} (or ${this.queryNames.slowestRequests} for latency) and follow one ` +
-      `request with ${this.queryNames.requestById} (paste its request_id / X-Request-Id). Runbook: README, "On-call runbook".`;
+      `request with ${this.queryNames.requestById} (paste its request_id / X-Request-Id). Runbook: docs/operations.md, "On-call runbook".`;
 
     // ---- Alarms -----------------------------------------------------------------------------
     for (const [hostId, host] of Object.entries(props.apis) as [HostId, HostApi][]) {

@@ -33,7 +33,7 @@ export function esbuildOptions(): BuildOptions {
   };
 }
 
-/** The minified build with runtime source maps, as deployed until the cold-start decision (README). */
+/** The minified build with runtime source maps, as deployed until the cold-start decision (docs/benchmarks.md). */
 export const MINIFIED_BUILD: BuildOptions = { minify: true, minifyWhitespace: undefined, minifySyntax: undefined, minifyIdentifiers: undefined, keepNames: false };
 
 /** Whitespace and syntax minified, identifiers kept: readable stack traces (the deployed build since the decision). */

@@ -38,7 +38,7 @@ const settings = quick
   ? { calls: 20, coldRuns: 5, warmIterations: 1000, httpRequests: 150, httpRounds: 1, connections: 8 }
   : { calls: 50, coldRuns: 20, warmIterations: 5000, httpRequests: 300, httpRounds: 2, connections: 8 };
 const coldRuns = Number(process.env.BENCH_COLD_RUNS ?? settings.coldRuns);
-/** BENCH_COLD_VARIANTS=1: the cold-start arms of the NODE_OPTIONS / build decision (README), besides the usual ones. */
+/** BENCH_COLD_VARIANTS=1: the cold-start arms of the NODE_OPTIONS / build decision (docs/benchmarks.md), besides the usual ones. */
 const coldVariants = process.env.BENCH_COLD_VARIANTS === '1';
 /** BENCH_ONLY=listEvents,getCode: only these operations' scenarios (for iterating; the table is partial). */
 const only = process.env.BENCH_ONLY?.split(',');
@@ -85,7 +85,7 @@ const api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourc
 let exitCode = 0;
 try {
   const accountId = 4242;
-  const { token } = await issueToken(accountId, 'bench');
+  const { token } = await issueToken(accountId, 'bench', 'all');
   await accountForToken(token);
   let serial = 0;
   const send: SendRaw = async (request) => {
@@ -98,7 +98,7 @@ try {
     accountId,
     token,
     unique: () => `${started.toString(36).replace('.', '')}-${(serial++).toString(36)}`,
-    freshToken: async () => (await issueToken(accountId + 1 + serial++, 'bench fresh account')).token,
+    freshToken: async () => (await issueToken(accountId + 1 + serial++, 'bench fresh account', 'all')).token,
     send: async (request) => {
       const answer = await send(request);
       let body: unknown = answer.body;
@@ -141,7 +141,7 @@ try {
     proxy,
     send,
     calls: settings.calls,
-    withFreshToken: async (request: HttpRequest) => ({ ...request, headers: { ...request.headers, 'X-Auth-Token': (await issueToken(accountId, 'bench cold')).token } }),
+    withFreshToken: async (request: HttpRequest) => ({ ...request, headers: { ...request.headers, 'X-Auth-Token': (await issueToken(accountId, 'bench cold', 'all')).token } }),
     countersTable: names.counters,
     blockSize: Number(process.env.ID_BLOCK_SIZE ?? 100),
     nextId: ids.nextId,

@@ -115,7 +115,7 @@ describe('a hung database ends in 503 with Retry-After before the invocation dea
         errors: [{ message: SERVICE_UNAVAILABLE }],
         display_messages: [
           {
-            message: 'Voiding is temporarily unavailable. Wait a moment and try again; the void will not be recorded twice.',
+            message: 'Voiding is temporarily unavailable. Wait a moment and try again; nothing will be recorded twice.',
             message_id: 'service_unavailable',
             message_content: { request_id: 'req-hung-1' },
             priority: 1,

@@ -116,7 +116,7 @@ describe('DynamoDB throttling and transient faults', () => {
         errors: [{ message: 'The service is temporarily unavailable; retry after the Retry-After delay' }],
         display_messages: [
           {
-            message: 'Voiding is temporarily unavailable. Wait a moment and try again; the void will not be recorded twice.',
+            message: 'Voiding is temporarily unavailable. Wait a moment and try again; nothing will be recorded twice.',
             message_id: 'service_unavailable',
             message_content: { request_id: 'req-fault-2' },
             priority: 1,

@@ -18,7 +18,7 @@ import {
   type BodyVerdict,
   type QueryVerdict,
 } from './oracle-new-routes.ts';
-import { expectClientError, expectStandardHeaders, fuzzRuns, fuzzSeed, sendTo, type RawResponse } from './support.ts';
+import { expectClientError, expectStandardHeaders, fuzzRuns, fuzzSeed, gatewayAnswer, sendTo, type RawResponse } from './support.ts';
 
 /**
  * Property-based attacks on the routes beyond the seed: the lists' query strings (limit,
@@ -654,7 +654,7 @@ describe('fuzzing the routes beyond the seed through the local server', { timeou
         const target = codegenTarget(verb, path);
         const caller = callerOf(token);
         let expected: number;
-        if (target.kind === 'no-route') expected = 404;
+        if (target.kind === 'no-route') expected = gatewayAnswer(core, verb, path) ?? 404;
         else if (!caller) expected = 401;
         else if (target.kind === 'bad-id') expected = 400;
         else {
@@ -745,7 +745,9 @@ describe('fuzzing the routes beyond the seed through the local server', { timeou
         const verdict = judgePatch(bytes, type);
         const ownTarget = caller === owner && whose === 'own';
         const matches = conditionValue === undefined || ['current', 'current-strong', 'star', 'list'].includes(condition);
-        const expected = caller ? bodyStatus(verdict, ownTarget, matches ? undefined : 412) : 401;
+        // An If-Match that is not entity tags is a malformed request: 400 once the body is read, before the record.
+        const notTags = condition === 'garbage' && verdict.kind === 'valid';
+        const expected = caller ? (notTags ? 400 : bodyStatus(verdict, ownTarget, matches ? undefined : 412)) : 401;
         const [after] = (await codeGeneratorsOf(owner.accountId)).filter((g) => g.id === target.id);
         const eventsAfter = await eventsSummary(owner);
 

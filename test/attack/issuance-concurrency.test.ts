@@ -195,7 +195,7 @@ describe('issuance under concurrency', () => {
 });
 
 describe('the feed under concurrent writes', () => {
-  it('a poller following the README pattern sees every event exactly once while creates, voids, patches and issuances race', async () => {
+  it('a poller following the polling pattern of docs/api.md sees every event exactly once while creates, voids, patches and issuances race', async () => {
     const account = await newAccount();
     const WRITERS = 8;
     const WRITES_EACH = 30;

@@ -68,6 +68,7 @@ beforeAll(async () => {
         key_id: { S: 'key_outage' },
         account_id: { N: '77' },
         name: { S: 'outage test' },
+        scope: { S: 'all' },
         created_at: { S: new Date().toISOString() },
       },
     }),

@@ -9,7 +9,7 @@ import { newAccount } from '../support/accounts.ts';
 import { invoke } from '../support/invoke.ts';
 
 /**
- * A revoked token stops working within TOKEN_CACHE_SECONDS, the bound the README states. The
+ * A revoked token stops working within TOKEN_CACHE_SECONDS, the bound docs/operations.md states. The
  * cache is per function instance and read at load time, so each test loads the handler afresh
  * with the setting it needs (the suite's default is 0).
  */
@@ -81,14 +81,14 @@ describe('revoking a token', () => {
     const request = await getEventWithCache('30');
     const token = newToken();
     expect(await request(token)).toBe(401);
-    await saveApiKey({ token_hash: hashToken(token), key_id: 'key_fresh', account_id: 424242, name: 'fresh', created_at: new Date().toISOString() });
+    await saveApiKey({ token_hash: hashToken(token), key_id: 'key_fresh', account_id: 424242, name: 'fresh', scope: 'all', created_at: new Date().toISOString() });
     expect(await request(token)).toBe(404);
   });
 
-  it('with the AWS default, a revoked token stops working within the bound the README states', async () => {
-    const readme = readFileSync('README.md', 'utf8');
-    const stated = /revoked token stops working within (\d+) seconds/i.exec(readme);
-    expect(stated, 'README states the revocation bound').not.toBeNull();
+  it('with the AWS default, a revoked token stops working within the bound docs/operations.md states', async () => {
+    const page = readFileSync('docs/operations.md', 'utf8');
+    const stated = /revoked token stops working within (\d+) seconds/i.exec(page);
+    expect(stated, 'docs/operations.md states the revocation bound').not.toBeNull();
     const bound = Number(stated![1]);
 
     const request = await getEventWithCache(undefined);

@@ -1,6 +1,6 @@
 import { request, Agent } from 'node:http';
 import { expect } from 'vitest';
-import type { HostId } from '../../functions/routes.ts';
+import { routes, type HostId } from '../../functions/routes.ts';
 import type { LocalApi } from '../../local/server.ts';
 
 /**
@@ -122,3 +122,18 @@ export function fuzzSeed(): number {
 }
 
 export const fuzzRuns = (fallback: number) => Number(process.env.FUZZ_RUNS ?? fallback);
+
+/**
+ * What API Gateway answers itself for a request no route serves (PRODUCT.md, "Status codes"): 404
+ * for an unknown path, 405 for a known path with a method it does not serve; undefined when a
+ * route of the table serves the method and path. The path is the one `send` puts on the wire: it
+ * hands Node a URL string, so dot segments are resolved and a fragment dropped.
+ */
+export function gatewayAnswer(host: HostId, method: string, target: string): 404 | 405 | undefined {
+  const path = new URL(target, 'http://localhost').pathname;
+  const template = (routePath: string) =>
+    new RegExp(`^${routePath.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}$`);
+  const known = routes.filter((route) => route.host === host && template(route.path).test(path));
+  if (known.length === 0) return 404;
+  return known.some((route) => route.method === method) ? undefined : 405;
+}

@@ -13,7 +13,7 @@ const ctx = useLocalApi();
 const TILLGATE = /^[23456789ABCDEFGHJKLMNPQRSTUVWXYZ]+$/;
 const DIGITS = /^[0-9]+$/;
 const WEAK_ETAG = /^W\/"[0-9a-f]{32}"$/;
-const unauthorized = { errors: [{ message: 'A valid X-Auth-Token header is required' }] };
+const unauthorized = { errors: [{ message: 'X-Auth-Token header is required' }] };
 const badId = { errors: [{ message: 'id must be a positive integer', field: 'id' }] };
 
 interface Generator {

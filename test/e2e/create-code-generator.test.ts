@@ -88,15 +88,19 @@ describe('POST /v1.0/codegen', () => {
     });
 
     it('401 without a token, with an unknown token, and with a revoked token', async () => {
-      const unauthorized = { errors: [{ message: 'A valid X-Auth-Token header is required' }] };
       const missing = await call(ctx.api, 'core', 'POST', '/v1.0/codegen', { body: { code_generator: generator } });
       const unknown = await create({ code_generator: generator }, {}, `tg_${'A'.repeat(43)}`);
       await revokeApiKey(ctx.account.keyId, new Date());
       const revoked = await create({ code_generator: generator });
 
-      for (const response of [missing, unknown, revoked]) {
+      // Each names its own fault: a token that was sent is not "required".
+      for (const [response, message] of [
+        [missing, 'X-Auth-Token header is required'],
+        [unknown, 'X-Auth-Token is not a known token; check it, or ask the operator for a token'],
+        [revoked, 'X-Auth-Token was revoked; ask the operator for a new token'],
+      ] as const) {
         expect(response.status).toBe(401);
-        expect(response.json).toEqual(unauthorized);
+        expect(response.json).toEqual({ errors: [{ message }] });
       }
       expect(await codeGeneratorsOf(ctx.account.accountId)).toEqual([]);
     });

@@ -97,7 +97,7 @@ describe('request bodies are the bytes received', () => {
         errors: [{ message: 'Request body is not valid UTF-8' }],
         display_messages: [
           {
-            message: 'The till sent a request the service cannot read. Try again; if it keeps failing, call support.',
+            message: "The till sent a void the service cannot read. Call support: the till's software must be fixed.",
             message_id: 'bad_request',
             message_content: { request_id: requestId },
             priority: 1,

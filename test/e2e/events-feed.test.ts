@@ -238,6 +238,6 @@ describe('GET /v1.0/events', () => {
   it('401 without a token, and the account is not revealed', async () => {
     const response = await call(ctx.api, 'core', 'GET', '/v1.0/events');
     expect(response.status).toBe(401);
-    expect(response.json).toEqual({ errors: [{ message: 'A valid X-Auth-Token header is required' }] });
+    expect(response.json).toEqual({ errors: [{ message: 'X-Auth-Token header is required' }] });
   });
 });

@@ -112,10 +112,10 @@ describe('POST /v2.0/voided_transactions', () => {
       expect(response.status).toBe(401);
       expect(response.json).toEqual({
         transaction: {
-          errors: [{ message: 'A valid X-Auth-Token header is required' }],
+          errors: [{ message: 'X-Auth-Token header is required' }],
           display_messages: [
             {
-              message: "This till is not authorised to void transactions. Ask a manager to check the till's API token.",
+              message: "Void refused: the service did not accept this till's API token. Ask a manager to check the till's token.",
               message_id: 'unauthorized',
               message_content: { request_id: response.headers.get('x-request-id') },
               priority: 1,
@@ -158,14 +158,14 @@ describe('POST /v2.0/voided_transactions', () => {
         'transaction.site_id must not be empty',
         'transaction.pos_transaction_id is required',
         'transaction.occurred_at must be an RFC 3339 date-time such as 2026-11-21T14:03:00Z',
-        'transaction.business_date must be a date of the form YYYY-MM-DD',
+        'transaction.business_date must be a date that exists: 2026-02-30 is not a day of the calendar',
         'transaction.till_id must be a string',
         'transaction.receipt_id must be at most 128 characters',
       ];
       expect(response.json.transaction.errors).toEqual(problems.map((message) => ({ message })));
       expect(displayFor(response)).toEqual([
         {
-          message: `Void not accepted: ${problems.join('; ')}. Check the transaction and try again.`,
+          message: `Void not accepted: ${problems.join('; ')}. Correct the transaction before sending it again.`,
           message_id: 'validation_failed',
           message_content: { request_id: response.headers.get('x-request-id') },
           priority: 1,

@@ -27,7 +27,7 @@ const streamWorkers = workers.filter((w) => w.trigger.kind === 'stream').length;
 const ALARMS = 2 * (Object.keys(hosts).length + routes.length + workers.length + tableIds.length) + 1 + 2 * streamWorkers + queueIds.length;
 const WARNING =
   `Stage "prod" is a production stage (ephemeral is not set) and its ${ALARMS} alarms notify nobody: deploy with ` +
-  '-c alarmEmail=… and/or -c alarmTopicArn=… (see the README, "Deploy"). ' +
+  '-c alarmEmail=… and/or -c alarmTopicArn=… (see docs/deploying.md, "Deploy"). ' +
   `[ack: ${ALARMS_NOTIFY_NOBODY}]`;
 
 describe('alarms that notify nobody', () => {

@@ -1,7 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { buildApp } from '../../infra/build.ts';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { readConfig } from '../../infra/config.ts';
+import { OWN_WEB_ACL_WITHOUT_TOKEN_LIMIT } from '../../infra/tillgate-stack.ts';
 import { synthesize, type Synthesized } from './synth.ts';
 
 type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[]; DeletionPolicy?: string };
@@ -114,7 +117,10 @@ describe('context switches', () => {
     for (const api of ofType('AWS::ApiGateway::RestApi')) expect(api.Properties.Name).toMatch(/^tillgate-dev-/);
   });
 
-  it('associates the web ACL with both stages', () => {
+  it("associates the operator's web ACL with both stages instead of the stack's own (a stage has one at most), and warns", () => {
+    expect(ofType('AWS::WAFv2::WebACL')).toHaveLength(0);
+    const warnings = synth.stack.node.metadata.filter((entry) => entry.type === 'aws:cdk:warning').map((entry) => String(entry.data));
+    expect(warnings.some((w) => w.includes('webAclArn replaces the stack\'s web ACL') && w.includes(OWN_WEB_ACL_WITHOUT_TOKEN_LIMIT))).toBe(true);
     const associations = ofType('AWS::WAFv2::WebACLAssociation');
     expect(associations).toHaveLength(2);
     for (const association of associations) expect(association.Properties.WebACLArn).toBe(EVERYTHING.webAclArn);
@@ -137,6 +143,9 @@ describe('bad context fails the synth with a message naming the key', () => {
     [{ logRetentionDays: '31' }, /logRetentionDays must be one of/],
     [{ coreDomainName: 'api.example.com' }, /coreDomainName and coreCertificateArn go together/],
     [{ posDomainName: 'p.example.com', posCertificateArn: 'arn:x', posHostedZoneId: 'Z1' }, /posHostedZoneId and posHostedZoneName/],
+    [{ tokenRateLimitEnabled: 'no' }, /tokenRateLimitEnabled must be true or false/],
+    [{ tokenRateLimit: '9' }, /tokenRateLimit must be an integer from 10/],
+    [{ tokenRateLimitWindowSeconds: '90' }, /tokenRateLimitWindowSeconds must be one of 60, 120, 300, 600/],
   ])('%j', (context, message) => {
     expect(config(context)).toThrow(message);
   });
@@ -152,6 +161,34 @@ describe('bad context fails the synth with a message naming the key', () => {
       tokenCacheSeconds: 30,
       domains: {},
       apiGatewayCloudWatchRole: false,
+      tokenRateLimitEnabled: true,
+      tokenRateLimit: 300,
+      tokenRateLimitWindowSeconds: 60,
     });
+  });
+});
+
+describe('the per-token limit, by context', () => {
+  const build = (context: Record<string, string>) => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+    const stack = buildApp(app);
+    return { stack, resources: Template.fromStack(stack).toJSON().Resources as Record<string, Resource> };
+  };
+  const typed = (resources: Record<string, Resource>, type: string) => Object.values(resources).filter((r) => r.Type === type);
+
+  it('takes its limit and window (also the Retry-After) from context', () => {
+    const { resources } = build({ tokenRateLimit: '1200', tokenRateLimitWindowSeconds: '300' });
+    const [acl] = typed(resources, 'AWS::WAFv2::WebACL');
+    expect(acl!.Properties.Rules[0].Statement.RateBasedStatement).toMatchObject({ Limit: 1200, EvaluationWindowSec: 300 });
+    expect(acl!.Properties.Rules[1].Action.Block.CustomResponse.ResponseHeaders[0]).toEqual({ Name: 'Retry-After', Value: '300' });
+  });
+
+  it('is off with tokenRateLimitEnabled=false: no web ACL, no association, cdk-nag still clean (APIG3 acknowledged with the reason)', () => {
+    const { stack, resources } = build({ tokenRateLimitEnabled: 'false', alarmEmail: 'oncall@example.com' });
+    expect(typed(resources, 'AWS::WAFv2::WebACL')).toHaveLength(0);
+    expect(typed(resources, 'AWS::WAFv2::WebACLAssociation')).toHaveLength(0);
+    for (const pack of [new AwsSolutionsChecks(), new ServerlessChecks()]) {
+      expect(pack.validateScope(stack.node.root).violations.map((v) => v.ruleName)).toEqual([]);
+    }
   });
 });

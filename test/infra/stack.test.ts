@@ -3,11 +3,10 @@ import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Table, AttributeType } from 'aws-cdk-lib/aws-dynamodb';
 import type { IConstruct } from 'constructs';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
-import { hosts, routes, type HostId, type Route } from '#functions/routes';
+import { hosts, routes, type HostId, type Route, type TableAccess } from '#functions/routes';
 import { tableIds, tables, type TableId, type TableSpec } from '#commons/tables';
 
 const specOf = (id: TableId): TableSpec => tables[id];
-import { actionsFor } from '../../infra/constructs/function-with-log-group.ts';
 import { workers } from '#functions/workers';
 import { logicalId, synthesize, type Synthesized } from './synth.ts';
 
@@ -58,7 +57,9 @@ describe('routes come from the route table', () => {
 
   it('gives each host API exactly the routes of its host and every route a distinct function', () => {
     for (const host of Object.keys(hosts) as HostId[]) {
-      const onApi = ofType('AWS::ApiGateway::Method').filter(([, m]) => m.Properties.RestApiId.Ref === apiId(host));
+      const onApi = ofType('AWS::ApiGateway::Method').filter(
+        ([, m]) => m.Properties.RestApiId.Ref === apiId(host) && m.Properties.Integration.Type !== 'MOCK',
+      );
       expect(onApi.map(([, m]) => m.Properties.OperationName).sort()).toEqual(
         routes.filter((r) => r.host === host).map((r) => r.operationId).sort(),
       );
@@ -66,6 +67,143 @@ describe('routes come from the route table', () => {
     expect(ofType('AWS::ApiGateway::RestApi')).toHaveLength(Object.keys(hosts).length);
     expect(ofType('AWS::Lambda::Function')).toHaveLength(routes.length + workers.length);
     expect(new Set(routes.map(functionId)).size).toBe(routes.length);
+  });
+});
+
+describe('405 with Allow: API Gateway answers a known path with another method itself', () => {
+  const mocks = (host: HostId) =>
+    ofType('AWS::ApiGateway::Method').filter(([, m]) => m.Properties.RestApiId.Ref === apiId(host) && m.Properties.HttpMethod === 'ANY');
+
+  it.each(Object.keys(hosts) as HostId[])('%s: one ANY mock method per resource of the route table, and none elsewhere', (host) => {
+    const paths = [...new Set(routes.filter((r) => r.host === host).map((r) => r.path))].sort();
+    expect(mocks(host).map(([, m]) => pathOf(m.Properties.ResourceId)).sort()).toEqual(paths);
+  });
+
+  it.each(Object.keys(hosts) as HostId[])('%s: each answers 405 with Allow, the functions\' headers and the host error body, running nothing', (host) => {
+    for (const [, mock] of mocks(host)) {
+      const path = pathOf(mock.Properties.ResourceId);
+      const allow = routes.filter((r) => r.host === host && r.path === path).map((r) => r.method).sort().join(', ');
+      const integration = mock.Properties.Integration;
+      expect(integration.Type, path).toBe('MOCK');
+      expect(integration.Uri).toBeUndefined();
+      expect(integration.RequestTemplates).toEqual({ 'application/json': '{"statusCode": 405}' });
+      expect(integration.IntegrationResponses).toHaveLength(1);
+      const [response] = integration.IntegrationResponses;
+      expect(response.StatusCode).toBe('405');
+      expect(response.SelectionPattern).toBeUndefined(); // the default: whatever the mock made of the request
+      expect(response.ResponseParameters).toEqual({
+        'method.response.header.Allow': `'${allow}'`,
+        'method.response.header.Content-Type': "'application/json; charset=utf-8'",
+        'method.response.header.X-Content-Type-Options': "'nosniff'",
+        'method.response.header.Cache-Control': "'no-store'",
+        'method.response.header.X-Request-Id': 'context.requestId',
+      });
+      const message = `Method $context.httpMethod is not allowed on this path; it serves ${allow} (see the Allow header)`;
+      const body = JSON.parse(response.ResponseTemplates['application/json']);
+      if (host === 'core') expect(body).toEqual({ errors: [{ message }] });
+      else {
+        expect(body).toEqual({
+          transaction: {
+            errors: [{ message }],
+            display_messages: [{ message, message_id: 'method_not_allowed', message_content: { request_id: '$context.requestId' }, priority: 1 }],
+          },
+        });
+      }
+      expect(mock.Properties.MethodResponses).toEqual([
+        { StatusCode: '405', ResponseParameters: Object.fromEntries(Object.keys(response.ResponseParameters).map((name) => [name, true])) },
+      ]);
+    }
+  });
+});
+
+describe('the per-token limit: a WAF web ACL shipped with the stack', () => {
+  const acl = () => {
+    const acls = ofType('AWS::WAFv2::WebACL');
+    expect(acls).toHaveLength(1);
+    return acls[0]!;
+  };
+
+  it('is one regional web ACL, allowing by default, sampling no requests (they would hold tokens)', () => {
+    const [, webAcl] = acl();
+    expect(webAcl.Properties.Scope).toBe('REGIONAL');
+    expect(webAcl.Properties.DefaultAction).toEqual({ Allow: {} });
+    expect(webAcl.Properties.Name).toBeUndefined();
+    for (const config of [webAcl.Properties.VisibilityConfig, ...webAcl.Properties.Rules.map((r: any) => r.VisibilityConfig)]) {
+      expect(config).toMatchObject({ SampledRequestsEnabled: false, CloudWatchMetricsEnabled: true });
+    }
+  });
+
+  it('counts requests per X-Auth-Token value (custom aggregation key) and labels those over 300 per 60 s', () => {
+    const [rule] = acl()[1].Properties.Rules;
+    expect(rule).toMatchObject({
+      Name: 'PerToken',
+      Priority: 0,
+      Action: { Count: {} },
+      RuleLabels: [{ Name: 'tillgate:token-over-limit' }],
+      Statement: {
+        RateBasedStatement: {
+          Limit: 300,
+          EvaluationWindowSec: 60,
+          AggregateKeyType: 'CUSTOM_KEYS',
+          CustomKeys: [{ Header: { Name: 'x-auth-token', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
+        },
+      },
+    });
+  });
+
+  it("blocks a labelled request with 429, Retry-After and the host's error body, the core host by its version prefix, the pos host the rest", () => {
+    const [, webAcl] = acl();
+    const [, core, pos] = webAcl.Properties.Rules;
+    const label = { LabelMatchStatement: { Scope: 'LABEL', Key: 'tillgate:token-over-limit' } };
+    expect(core.Statement).toEqual({
+      AndStatement: {
+        Statements: [
+          label,
+          {
+            ByteMatchStatement: {
+              FieldToMatch: { UriPath: {} },
+              PositionalConstraint: 'CONTAINS',
+              SearchString: '/v1.0/',
+              TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+            },
+          },
+        ],
+      },
+    });
+    expect(pos.Statement).toEqual(label);
+    expect([core.Priority, pos.Priority]).toEqual([1, 2]);
+    for (const [rule, host] of [[pos, 'pos'], [core, 'core']] as const) {
+      expect(rule.Action.Block.CustomResponse).toEqual({
+        ResponseCode: 429,
+        CustomResponseBodyKey: `${host}-token-rate-limited`,
+        ResponseHeaders: [
+          { Name: 'Retry-After', Value: '60' },
+          { Name: 'Cache-Control', Value: 'no-store' },
+          { Name: 'X-Content-Type-Options', Value: 'nosniff' },
+        ],
+      });
+    }
+    const bodies = webAcl.Properties.CustomResponseBodies;
+    const message = 'Too many requests with this X-Auth-Token: it is over its own rate limit; retry after the Retry-After delay';
+    expect(bodies['core-token-rate-limited'].ContentType).toBe('APPLICATION_JSON');
+    expect(JSON.parse(bodies['core-token-rate-limited'].Content)).toEqual({ errors: [{ message }] });
+    const posBody = JSON.parse(bodies['pos-token-rate-limited'].Content);
+    expect(posBody.transaction.errors).toEqual([{ message }]);
+    expect(posBody.transaction.display_messages[0]).toMatchObject({ message_id: 'token_rate_limited', priority: 1 });
+  });
+
+  it('is an output of the stack', () => {
+    synth.template.hasOutput('TokenRateLimitWebAclArn', { Value: { 'Fn::GetAtt': [acl()[0], 'Arn'] } });
+  });
+
+  it('is associated with both stages', () => {
+    const [aclId] = acl();
+    const associations = ofType('AWS::WAFv2::WebACLAssociation').map(([, a]) => a.Properties);
+    expect(associations).toHaveLength(2);
+    for (const association of associations) expect(association.WebACLArn).toEqual({ 'Fn::GetAtt': [aclId, 'Arn'] });
+    const stages = ofType('AWS::ApiGateway::Stage').map(([id]) => id);
+    const targets = associations.map((a) => JSON.stringify(a.ResourceArn));
+    for (const stage of stages) expect(targets.filter((t) => t.includes(`"Ref":"${stage}"`)), stage).toHaveLength(1);
   });
 });
 
@@ -134,17 +272,21 @@ describe('each function touches only its declared tables, with only the actions 
     expect(resources[roleId]!.Properties.ManagedPolicyArns).toBeUndefined();
 
     const grants = dynamoGrants(roleId);
-    const declared = Object.entries(route.tables) as [TableId, 'read' | 'write'][];
+    const declared = Object.entries(route.tables) as [TableId, TableAccess][];
     expect([...grants.keys()].sort()).toEqual(declared.map(([id]) => tableId(id)).sort());
-    for (const [id, access] of declared) {
-      const expected = [...actionsFor(access)].sort();
+    for (const [id, actions] of declared) {
+      // Exactly the declared actions, each once, on the table; Query alone on its indexes.
+      const expected = actions.map((action) => `dynamodb:${action}`).sort();
+      expect(new Set(actions).size, `${route.operationId} on ${id}: an action declared twice`).toBe(actions.length);
       const grant = grants.get(tableId(id))!;
       expect([...grant.table].sort(), `${route.operationId} on ${id}`).toEqual(expected);
-      expect([...grant.indexes.keys()].sort()).toEqual((specOf(id).indexes ?? []).map((i) => `/index/${i.name}`).sort());
-      for (const actions of grant.indexes.values()) expect([...actions].sort()).toEqual(expected);
-      if (access === 'read') {
-        expect([...grant.table].some((a) => /Put|Update|Delete|Write/.test(a))).toBe(false);
-      }
+      const indexes = actions.includes('Query') ? (specOf(id).indexes ?? []).map((i) => `/index/${i.name}`).sort() : [];
+      expect([...grant.indexes.keys()].sort()).toEqual(indexes);
+      for (const indexActions of grant.indexes.values()) expect([...indexActions]).toEqual(['dynamodb:Query']);
+    }
+    // No function holds a batch or scan action: none calls one.
+    for (const grant of grants.values()) {
+      expect([...grant.table].filter((a) => /Batch|Scan|Transact/.test(a)), route.operationId).toEqual([]);
     }
 
     // Apart from its tables: its own log group, and X-Ray (which has no resource-level permissions);
@@ -172,13 +314,26 @@ describe('each function touches only its declared tables, with only the actions 
   });
 
   it('grants no read-only route a write action anywhere', () => {
-    const readOnly = routes.filter((r) => Object.values(r.tables).every((a) => a === 'read'));
+    const readOnly = routes.filter((r) => r.method === 'GET');
+    expect(readOnly.length).toBeGreaterThan(0);
     for (const route of readOnly) {
       const roleId = logicalId(synth.stack, synth.stack.functions.get(route.operationId)!.executionRole);
       for (const grant of dynamoGrants(roleId).values()) {
-        expect([...grant.table].filter((a) => /Put|Update|Delete|Write/.test(a))).toEqual([]);
+        expect([...grant.table].filter((a) => /Put|Update|Delete|Write/.test(a)), route.operationId).toEqual([]);
       }
     }
+  });
+
+  it('gives the void function exactly PutItem and GetItem on voids and events and UpdateItem on the id counter (no DeleteItem, no BatchWriteItem)', () => {
+    const fn = synth.stack.functions.get('voidTransaction')!;
+    const grants = dynamoGrants(logicalId(synth.stack, fn.executionRole));
+    const byTable = Object.fromEntries([...grants].map(([table, grant]) => [table, [...grant.table].sort()]));
+    expect(byTable).toEqual({
+      [tableId('apiKeys')]: ['dynamodb:GetItem'],
+      [tableId('counters')]: ['dynamodb:UpdateItem'],
+      [tableId('voidedTransactions')]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+      [tableId('events')]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    });
   });
 });
 
@@ -253,6 +408,9 @@ describe('APIs', () => {
         responseLength: '$context.responseLength',
         userAgent: '$context.identity.userAgent',
       });
+      // A promotion code is worth money: the path as sent ($context.path) is never logged.
+      expect(stage.Properties.AccessLogSetting.Format).not.toContain('$context.path');
+      expect(Object.values(format)).not.toContain('$context.path');
       const destination = JSON.stringify(stage.Properties.AccessLogSetting.DestinationArn);
       const group = /"Ref":"([A-Za-z0-9]+)"/.exec(destination.replace('"Ref":"AWS::AccountId"', ''))?.[1];
       expect(resources[group!]!.Type).toBe('AWS::Logs::LogGroup');

@@ -1,9 +1,12 @@
 import { randomInt } from 'node:crypto';
-import { issueToken } from '../../functions/commons/auth.ts';
+import { issueToken, type TokenScope } from '../../functions/commons/auth.ts';
 
-/** A fresh account with a token, so tests sharing one database never see each other's data. */
-export async function newAccount(): Promise<{ accountId: number; token: string; keyId: string }> {
+/**
+ * A fresh account with a token (scope `all` unless asked), so tests sharing one database never
+ * see each other's data.
+ */
+export async function newAccount(scope: TokenScope = 'all'): Promise<{ accountId: number; token: string; keyId: string }> {
   const accountId = randomInt(1_000_000, 2 ** 47);
-  const { token, key } = await issueToken(accountId, `test account ${accountId}`);
+  const { token, key } = await issueToken(accountId, `test account ${accountId}`, scope);
   return { accountId, token, keyId: key.key_id };
 }

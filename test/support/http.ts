@@ -47,6 +47,11 @@ export async function call(api: LocalApi, host: HostId, method: string, path: st
     json = undefined;
   }
   const result = { status: response.status, headers: response.headers, text, json };
+  // PRODUCT.md: a weak ETag on successful JSON bodies only, never on an error (every response of
+  // the suite passes here).
+  if (result.status >= 400 && result.headers.get('etag') !== null) {
+    throw new Error(`${method} ${path} → ${result.status} carries an ETag (${result.headers.get('etag')}): errors must not`);
+  }
   if (options.checkOpenApi !== false) {
     checkAgainstOpenApi(host, method, path, result);
     recordExample(host, method, path, result, `Recorded from the test "${expect.getState().currentTestName ?? 'unknown'}"`);

@@ -42,6 +42,9 @@ export async function invoke(
   const result = (await (handler as (e: unknown, c: Context) => Promise<APIGatewayProxyResult>)(event, context)) as APIGatewayProxyResult & {
     headers: Record<string, string>;
   };
+  if (result.statusCode >= 400 && Object.keys(result.headers ?? {}).some((name) => name.toLowerCase() === 'etag')) {
+    throw new Error(`${operationId} ${path} → ${result.statusCode} carries an ETag: errors must not`);
+  }
   // The faults injected in-process are where the suite sees 500s and 503s: keep them as examples.
   if (result.statusCode >= 500) {
     recordExample(route.host, route.method, path, { status: result.statusCode, text: result.body }, `Recorded from the test "${expect.getState().currentTestName ?? 'unknown'}"`);

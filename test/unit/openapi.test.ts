@@ -22,7 +22,7 @@ describe('the OpenAPI documents', () => {
   it('have an operation for every route, on its host, and a route for every operation', () => {
     for (const route of routes) expect(operationOf(route)?.operationId, route.operationId).toBe(route.operationId);
     const documented = Object.values(documents).flatMap((d) =>
-      Object.entries<any>(d.paths).flatMap(([path, item]) => Object.entries<any>(item).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`)),
+      Object.entries<any>(d.paths).flatMap(([path, item]) => Object.entries<any>(item).filter(([key]) => key !== 'description').map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`)),
     );
     expect(documented.sort()).toEqual(routes.map((r) => `${r.method} ${r.path} ${r.operationId}`).sort());
   });
@@ -48,6 +48,55 @@ describe('the OpenAPI documents', () => {
     });
     expect(output).not.toMatch(/error/i);
   }, 60_000);
+
+  it('bound every string a client sends: each parameter and request body string has a maxLength', () => {
+    /** JSON pointers of the strings without a bound, under one schema (enums and consts are bounded). */
+    const unbounded = (schema: any, where: string): string[] => {
+      if (!schema || typeof schema !== 'object') return [];
+      if (Array.isArray(schema)) return schema.flatMap((item, i) => unbounded(item, `${where}/${i}`));
+      const types = [schema.type].flat();
+      const own = types.includes('string') && schema.maxLength === undefined && schema.enum === undefined && schema.const === undefined ? [where] : [];
+      const inner = Object.entries(schema)
+        .filter(([key]) => key !== 'examples' && key !== 'default' && key !== 'enum' && key !== 'const')
+        .flatMap(([key, value]) => unbounded(value, `${where}/${key}`));
+      return [...own, ...inner];
+    };
+    const found: string[] = [];
+    let strings = 0;
+    for (const route of routes) {
+      const operation = operationOf(route);
+      const where = `${route.method} ${route.path}`;
+      for (const parameter of operation.parameters ?? []) {
+        strings += 1;
+        found.push(...unbounded(parameter.schema, `${where} ${parameter.in} ${parameter.name}`));
+      }
+      const body = operation.requestBody?.content?.['application/json']?.schema;
+      if (body) found.push(...unbounded(body, `${where} body`));
+    }
+    expect(strings).toBeGreaterThan(routes.length);
+    expect(found).toEqual([]);
+    // The walk sees an unbounded string when there is one.
+    expect(unbounded({ type: 'object', properties: { a: { type: ['string', 'null'] } } }, 'probe')).toEqual(['probe/properties/a']);
+  });
+
+  it('say the scope each operation needs (x-tillgate-scope, the route table\'s) and document 403 for it', () => {
+    for (const route of routes) {
+      const operation = operationOf(route);
+      expect(operation['x-tillgate-scope'], route.operationId).toBe(route.scope);
+      expect(operation.description).toContain(`scope ${route.scope}`);
+      expect(operation.responses['403'].content['application/json'].schema.$ref).toBe(
+        `#/components/schemas/${route.host === 'core' ? 'CoreError' : 'PosError'}`,
+      );
+    }
+  });
+
+  it('say on each path which methods it serves: the others answer 405 with Allow', () => {
+    for (const route of routes) {
+      const item = documents[route.host].paths[route.path];
+      const served = routes.filter((r) => r.host === route.host && r.path === route.path).map((r) => r.method).sort();
+      expect(item.description).toContain(`Other methods than ${served.join(', ')} answer 405`);
+    }
+  });
 
   it('document 401 and 500 and 503 for every operation, in the error shape of its host', () => {
     for (const route of routes) {

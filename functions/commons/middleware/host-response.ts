@@ -4,6 +4,8 @@ import { HttpError, isTransientFault, serviceUnavailable, type Problem } from '.
 import { coreErrorBody } from '../hosts/core.ts';
 import { posErrorBody } from '../hosts/pos.ts';
 import { logger, recordRequestMetrics } from '../observability.ts';
+import { MAX_IF_MATCH_LENGTH } from '../limits.ts';
+import { loggablePath } from '../loggable-path.ts';
 import { withOriginalStack } from '../original-stack.ts';
 import type { ApiMiddleware, ApiOptions, ApiRequest, Reply } from '../api.ts';
 import type { HostId } from '../../routes.ts';
@@ -38,7 +40,7 @@ export function hostResponse({ host, operationId }: ApiOptions): ApiMiddleware {
         // only a generic message.
         logger.error('request failed', { request_id: request.context.requestId, operation: operationId, error: withOriginalStack(request.error) });
       }
-      finish(request, errorReply(host, error, request.context.requestId), host, operationId, error, request.error);
+      finish(request, errorReply(host, operationId, error, request.context.requestId), host, operationId, error, request.error);
     },
   };
 }
@@ -62,7 +64,7 @@ function finish(request: ApiRequest, reply: Reply, host: HostId, operationId: st
     request_id: request.context.requestId,
     operation: operationId,
     method: raw.httpMethod,
-    path: raw.path,
+    path: loggablePath(raw),
     status: result.statusCode,
     latency_ms: Math.round(latency * 100) / 100,
     account_id: request.context.accountId,
@@ -75,6 +77,12 @@ function finish(request: ApiRequest, reply: Reply, host: HostId, operationId: st
 
 /** Weak ETag of a JSON body: what GET answers and what If-None-Match and If-Match compare with. */
 export const weakEtag = (body: string) => `W/"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`;
+
+/** `*` or a comma-separated list of entity tags (RFC 9110 §8.8.3): what If-Match may hold. */
+const ENTITY_TAG = '(?:W/)?"[\\x21\\x23-\\x7e\\x80-\\xff]*"';
+const ENTITY_TAG_LIST = new RegExp(`^[ \\t]*(?:\\*|${ENTITY_TAG}(?:[ \\t]*,[ \\t]*${ENTITY_TAG})*)[ \\t]*$`);
+
+export const isEntityTagList = (value: string) => value.length <= MAX_IF_MATCH_LENGTH && ENTITY_TAG_LIST.test(value);
 
 /** Weak comparison (RFC 9110 §13.1.2): `W/"x"` matches `"x"`; `*` matches anything. */
 export function etagMatches(condition: string | undefined, etag: string): boolean {
@@ -106,7 +114,9 @@ function toResult(
     headers['X-Runtime'] = (latencyMs / 1000).toFixed(6);
     const cacheableRead = event.httpMethod === 'GET' && reply.statusCode === 200;
     if (cacheableRead) headers['Cache-Control'] = 'max-age=0, private, must-revalidate';
-    if (reply.rawBody === undefined && body !== '') {
+    // Only a successful JSON answer is a representation of the resource: an error's tag would be
+    // taken for the resource's (an If-Match with it would fail with 412 for ever).
+    if (reply.statusCode >= 200 && reply.statusCode < 300 && reply.rawBody === undefined && body !== '') {
       headers.ETag = weakEtag(body);
       if (cacheableRead && etagMatches(event.headers?.['if-none-match'], headers.ETag)) {
         // RFC 9110 §15.4.5: a 304 carries the validators and caching fields, no representation metadata.
@@ -124,9 +134,9 @@ function toHttpError(error: unknown): HttpError {
   return new HttpError(500, 'internal_error', [{ message: 'Internal server error' }]);
 }
 
-function errorReply(host: HostId, error: HttpError, requestId: string): Reply {
+function errorReply(host: HostId, operationId: string, error: HttpError, requestId: string): Reply {
   const problems: readonly Problem[] =
     error.code === 'internal_error' ? [{ message: `Internal server error; quote request id ${requestId} to support` }] : error.problems;
-  const body = host === 'core' ? coreErrorBody(problems) : posErrorBody(error.code, problems, requestId);
+  const body = host === 'core' ? coreErrorBody(problems) : posErrorBody(operationId, error.code, problems, requestId);
   return { statusCode: error.statusCode, body };
 }

@@ -36,7 +36,8 @@ export function jsonBody(options: BodyOptions): ApiMiddleware {
       const bytes = requestBodyBytes(raw);
       if (bytes.length > MAX_BODY_BYTES) throw payloadTooLarge(MAX_BODY_BYTES);
       const contentType = request.event.headers['content-type'];
-      if (contentType !== undefined && !isJsonMediaType(contentType)) throw unsupportedMediaType();
+      const mediaTypeProblem = contentType === undefined ? undefined : jsonMediaTypeProblem(contentType);
+      if (mediaTypeProblem) throw unsupportedMediaType(mediaTypeProblem);
       const text = decodeUtf8Body(bytes);
       if (text.trim() === '' && options.optional) {
         (request as ApiRequest).event.body = {};
@@ -62,15 +63,20 @@ export function jsonBody(options: BodyOptions): ApiMiddleware {
   };
 }
 
-/** application/json or any +json type; a charset, if given, must be UTF-8. */
-function isJsonMediaType(header: string): boolean {
+/**
+ * application/json or any +json type; a charset, if given, must be UTF-8. Returns what is wrong,
+ * naming the actual fault (the media type, or its charset), or undefined.
+ */
+function jsonMediaTypeProblem(header: string): string | undefined {
   // HTTP's optional white space is SP and HTAB only (RFC 9110 §5.6.3), not String.prototype.trim's.
   const [type = '', ...parameters] = header.split(';').map((part) => trimOws(part).toLowerCase());
-  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return false;
+  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return 'Content-Type must be application/json';
   const charset = parameters
     .map((parameter) => parameter.split('=').map((part) => trimOws(part).replace(/^"|"$/g, '')))
     .find(([name]) => name === 'charset')?.[1];
-  return charset === undefined || charset === 'utf-8' || charset === 'utf8';
+  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return undefined;
+  const shown = /^[a-z0-9._:-]{1,40}$/.test(charset) ? ` (got charset=${charset})` : '';
+  return `Content-Type charset must be utf-8${shown}: send the body as UTF-8`;
 }
 
 const trimOws = (text: string) => text.replace(/^[ \t]+|[ \t]+$/g, '');

@@ -1,0 +1,165 @@
+/**
+ * Figures the documentation states about the route table, the table list and the synthesized
+ * template, derived instead of typed:
+ *
+ * - Lists are generated between markers, and `npm run docs -- --update` rewrites them:
+ *
+ *     <!-- generated:routes -->
+ *     …written by this file…
+ *     <!-- /generated:routes -->
+ *
+ * - Counts in prose ("38 alarms", "the seven DynamoDB tables") are checked by
+ *   test/docs/figures.test.ts against `COUNTED`.
+ */
+import { hosts, routes } from '../../functions/routes.ts';
+import { tableIds, tables } from '../../functions/commons/tables.ts';
+import { codeBlocks } from './walkthrough.ts';
+
+/** The parts of a CloudFormation template read here. */
+export interface TemplateJson {
+  readonly Resources: Record<string, { readonly Type: string }>;
+  readonly Outputs?: Record<string, { readonly Description?: string }>;
+}
+
+export function countResources(template: TemplateJson, type: string): number {
+  return Object.values(template.Resources).filter((resource) => resource.Type === type).length;
+}
+
+const cell = (text: string) => text.replace(/\|/g, '\\|');
+
+function routesSection(): string {
+  const rows = routes.map(
+    (route) =>
+      `| ${route.method} | \`${route.path}\` | ${route.host} | ${route.scope} | \`${route.operationId}\` | ${cell(route.summary)} |`,
+  );
+  return ['| method | path | host | token scope | operationId | what |', '|---|---|---|---|---|---|', ...rows].join('\n');
+}
+
+function routeTablesSection(): string {
+  const rows = routes.map((route) => {
+    const touched = Object.entries(route.tables)
+      .map(([id, access]) => `${id} (${access})`)
+      .join(', ');
+    return `| \`${route.operationId}\` | \`${route.entry}\` | ${touched} |`;
+  });
+  return ['| operation | handler | tables it may touch (IAM grant) |', '|---|---|---|', ...rows].join('\n');
+}
+
+function tablesSection(): string {
+  const key = (attribute: { name: string; type: string }) => `\`${attribute.name}\` (${attribute.type})`;
+  const rows = tableIds.map((id) => {
+    const spec: (typeof tables)[typeof id] & { sortKey?: { name: string; type: string }; timeToLiveAttribute?: string; indexes?: readonly { name: string }[] } =
+      tables[id];
+    const other = [
+      spec.timeToLiveAttribute ? `TTL \`${spec.timeToLiveAttribute}\`` : '',
+      ...(spec.indexes ?? []).map((index) => `GSI \`${index.name}\``),
+    ]
+      .filter(Boolean)
+      .join(', ');
+    return `| ${id} | \`${spec.envVar}\` | ${key(spec.partitionKey)} | ${spec.sortKey ? key(spec.sortKey) : ''} | ${other} | ${cell(spec.description)} |`;
+  });
+  return ['| table | environment variable | partition key | sort key | TTL, indexes | what it holds |', '|---|---|---|---|---|---|', ...rows].join(
+    '\n',
+  );
+}
+
+/** Outputs that CDK adds for each RestApi, without a description of their own. */
+const UNDESCRIBED: Record<string, string> = {
+  CoreApiEndpoint: "API Gateway's own URL of the core stage, with a trailing slash (CDK adds it); `CoreBaseUrl` is the one to use",
+  PosApiEndpoint: "API Gateway's own URL of the pos stage, with a trailing slash (CDK adds it); `PosBaseUrl` is the one to use",
+};
+
+/**
+ * @param plain the template of `cdk synth` with default context
+ * @param everything the template with every optional feature on (custom domains, the logging role)
+ */
+function outputsSection(plain: TemplateJson, everything: TemplateJson): string {
+  const always = new Set(Object.keys(plain.Outputs ?? {}));
+  const rows = Object.entries(everything.Outputs ?? {}).map(([id, output]) => {
+    const name = Object.keys(UNDESCRIBED).find((prefix) => id.startsWith(prefix));
+    const what = output.Description ?? (name ? UNDESCRIBED[name] : undefined) ?? '';
+    const when = always.has(id) ? 'always' : 'only when its option is given';
+    // The endpoint outputs carry a hash suffix in their logical id; show it as CDK names it.
+    return `| \`${id}\` | ${when} | ${cell(what)} |`;
+  });
+  return ['| output | present | what |', '|---|---|---|', ...rows].join('\n');
+}
+
+/** Every generated section, by marker name. */
+export function renderSections(plain: TemplateJson, everything: TemplateJson): Record<string, string> {
+  return {
+    routes: routesSection(),
+    'route-tables': routeTablesSection(),
+    tables: tablesSection(),
+    outputs: outputsSection(plain, everything),
+  };
+}
+
+/** Counts the pages state in prose, with where each comes from. */
+export function counted(plain: TemplateJson) {
+  return {
+    alarms: { value: countResources(plain, 'AWS::CloudWatch::Alarm'), from: 'AWS::CloudWatch::Alarm resources of the synthesized template' },
+    tables: { value: countResources(plain, 'AWS::DynamoDB::Table'), from: 'AWS::DynamoDB::Table resources of the synthesized template' },
+    hosts: { value: Object.keys(hosts).length, from: 'functions/routes.ts hosts' },
+  };
+}
+
+const MARKER = /(<!-- generated:([a-z-]+)[^>]*-->\n)([\s\S]*?)(<!-- \/generated:\2 -->)/g;
+
+/** Whether the character at `offset` is inside a fenced code block (an example of a marker, say). */
+function inCode(page: string, text: string, offset: number): boolean {
+  const line = text.slice(0, offset).split('\n').length - 1;
+  return codeBlocks(page, text).some((block) => line >= block.start && line < block.start + block.lines.length);
+}
+
+/** The page with every generated section rewritten; unknown section names are an error. */
+export function fillSections(page: string, text: string, sections: Record<string, string>): string {
+  return text.replace(MARKER, (whole: string, open: string, name: string, _body: string, close: string, offset: number) => {
+    if (inCode(page, text, offset)) return whole;
+    const body = sections[name];
+    if (body === undefined) throw new Error(`${page}: unknown generated section "${name}" (known: ${Object.keys(sections).join(', ')})`);
+    return `${open}${body}\n${close}`;
+  });
+}
+
+/** The names of the generated sections a page holds. */
+export function sectionNames(page: string, text: string): string[] {
+  return [...text.matchAll(MARKER)].filter((match) => !inCode(page, text, match.index)).map((match) => match[2]!);
+}
+
+const WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
+const TENS = ['', '', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
+
+/** "38", "seven", "thirty-eight" → the number; anything else → undefined. */
+export function numberIn(text: string): number | undefined {
+  const word = text.toLowerCase();
+  if (/^\d+$/.test(word)) return Number(word);
+  const small = WORDS.indexOf(word);
+  if (small >= 0) return small;
+  const [tens, ones] = word.split('-');
+  const t = TENS.indexOf(tens ?? '');
+  if (t >= 2) {
+    if (ones === undefined) return t * 10;
+    const o = WORDS.indexOf(ones);
+    if (o >= 1 && o <= 9) return t * 10 + o;
+  }
+  return undefined;
+}
+
+/** Every "N alarms" / "N DynamoDB tables" of a page whose N is a number, with its line. */
+export function statedCounts(text: string): { what: 'alarms' | 'tables'; stated: number; line: number; phrase: string }[] {
+  const found: { what: 'alarms' | 'tables'; stated: number; line: number; phrase: string }[] = [];
+  const patterns = [
+    { what: 'alarms' as const, pattern: /\b([\w-]+) alarms\b/g },
+    { what: 'tables' as const, pattern: /\b([\w-]+) DynamoDB tables\b/g },
+  ];
+  text.split('\n').forEach((line, index) => {
+    for (const { what, pattern } of patterns) {
+      for (const match of line.matchAll(pattern)) {
+        const stated = numberIn(match[1]!);
+        if (stated !== undefined) found.push({ what, stated, line: index + 1, phrase: match[0] });
+      }
+    }
+  });
+  return found;
+}

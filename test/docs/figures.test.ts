@@ -1,0 +1,100 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { counted, fillSections, renderSections, sectionNames, statedCounts, type TemplateJson } from '../../scripts/docs/generated.ts';
+import { synthesizedTemplates } from '../../scripts/docs/templates.ts';
+import { codeBlocks, parsePage } from '../../scripts/docs/walkthrough.ts';
+
+/**
+ * Figures the pages state about the template and the tables are derived, not typed: the
+ * generated sections (routes, tables, outputs) are what `npm run docs -- --update` writes from
+ * the route table, the table list and the synthesized template, and every count in prose
+ * ("38 alarms", "the seven DynamoDB tables") is the template's.
+ */
+const pages = ['README.md', ...readdirSync('docs').filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const read = (page: string) => readFileSync(page, 'utf8');
+
+let plain: TemplateJson;
+let everything: TemplateJson;
+beforeAll(() => {
+  ({ plain, everything } = synthesizedTemplates());
+}, 120_000);
+
+describe('generated sections', () => {
+  it.each(pages)('%s: its generated sections are current', (page) => {
+    const text = read(page);
+    expect(fillSections(page, text, renderSections(plain, everything)), 'stale: run `npm run docs -- --update`').toBe(text);
+  });
+
+  it('every list the pages state is generated somewhere: routes, their tables, the tables, the outputs', () => {
+    const shown = pages.flatMap((page) => sectionNames(page, read(page)));
+    expect([...new Set(shown)].sort()).toEqual(Object.keys(renderSections(plain, everything)).sort());
+  });
+
+  it('the outputs list holds every output of the template, the custom-domain ones and the table names included', () => {
+    const outputs = renderSections(plain, everything).outputs!;
+    for (const name of ['CoreBaseUrl', 'PosBaseUrl', 'CodesTableName', 'CoreDomainTarget', 'PosDomainTarget', 'DashboardName']) {
+      expect(outputs).toContain(`\`${name}\``);
+    }
+    expect(outputs).toMatch(/`CoreApiEndpoint[0-9A-F]*`/);
+  });
+});
+
+describe('counts in prose', () => {
+  it.each(pages)('%s: every "N alarms" and "N DynamoDB tables" is the template\'s count', (page) => {
+    const figures = counted(plain);
+    for (const claim of statedCounts(read(page))) {
+      expect(claim.stated, `${page}:${claim.line}: "${claim.phrase}" (${figures[claim.what].from}: ${figures[claim.what].value})`).toBe(
+        figures[claim.what].value,
+      );
+    }
+  });
+
+  it('the deploy page states both counts, so that they stay checked', () => {
+    const claims = statedCounts(read('docs/deploying.md'));
+    expect(new Set(claims.map((claim) => claim.what))).toEqual(new Set(['alarms', 'tables']));
+  });
+});
+
+describe('commands on the pages', () => {
+  it.each(pages)('%s: a command for the local stack is in a console block, so it runs in the walkthrough test', (page) => {
+    const text = read(page);
+    // A ```markdown block shows how to write a page; its console block is an example of the markup.
+    const shown = codeBlocks(page, text).filter((block) => block.lang !== 'console' && block.lang !== 'markdown');
+    const local = shown.filter((block) => block.lines.some((line) => /127\.0\.0\.1:300[01]|localhost:300[01]/.test(line)));
+    expect(
+      local.map((block) => `${page}:${block.start}`),
+      'a command for the local stack belongs in a ```console block, with "$ " lines (docs/writing-docs.md)',
+    ).toEqual([]);
+    expect(() => parsePage(page, text)).not.toThrow();
+  });
+});
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+function anchorOf(heading: string): string {
+  return heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
+}
+
+describe('links between the pages', () => {
+  it.each(pages)('%s: every relative link reaches a file, and a heading where it names one', (page) => {
+    const text = read(page);
+    const broken: string[] = [];
+    for (const match of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = match[1]!;
+      if (/^[a-z]+:/.test(target)) continue;
+      const [file, anchor] = target.split('#') as [string, string | undefined];
+      const resolved = file === '' ? page : path.normalize(path.join(path.dirname(page), file));
+      if (!existsSync(resolved)) {
+        broken.push(`${target}: no file ${resolved}`);
+        continue;
+      }
+      if (anchor === undefined || !resolved.endsWith('.md')) continue;
+      const headings = [...read(resolved).matchAll(/^#{1,6} (.+)$/gm)].map((heading) => anchorOf(heading[1]!));
+      if (!headings.includes(anchor)) broken.push(`${target}: no heading #${anchor} in ${resolved}`);
+    }
+    expect(broken).toEqual([]);
+  });
+});

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { bannerCommands, describeFailures, runnablePages, runPage, Session, startStack, type Stack } from '../../scripts/docs/walkthrough.ts';
+
+/**
+ * The README's walkthrough, and every docs/ page that shows console examples, run as written
+ * against a fresh `npm start` stack each (scripts/docs/walkthrough.ts has the convention;
+ * docs/writing-docs.md says it for writers). A failure names the example, shows the page's and
+ * the run's lines, and says how to tell whether the page or the code is wrong.
+ */
+const pages = runnablePages();
+
+/** The start banner's suggested first request, on a stack that no example has touched yet. */
+async function checkBanner(stack: Stack) {
+  const commands = bannerCommands(stack.log());
+  expect(commands.map((command) => command.replace(/:\d+\//, ':PORT/'))).toEqual([
+    'export TOKEN=$(cat .local/dev-token)',
+    'curl -si http://127.0.0.1:PORT/v1.0/events -H "X-Auth-Token: $TOKEN"',
+  ]);
+  const session = new Session(stack.dir, stack.env);
+  try {
+    const outputs = [];
+    for (const command of commands) outputs.push(await session.run(command));
+    expect(outputs.map((output) => output.status)).toEqual([0, 0]);
+    expect(outputs[1]!.output, 'the banner\'s first request').toMatch(/^HTTP\/1\.1 200 OK\n[\s\S]*\n\{"events":\[\],"next_cursor":null\}$/);
+  } finally {
+    session.close();
+  }
+}
+
+describe('the documentation runs as written', () => {
+  it('has runnable pages, the README first', () => {
+    expect(pages[0]).toBe('README.md');
+  });
+
+  // Each page has its own stack on its own ports: they run side by side.
+  it.concurrent.each(pages)('%s: every console example prints what the page shows', async (page) => {
+    const stack = await startStack();
+    try {
+      // The README starts where the banner of `npm start` leaves a newcomer: check that step too.
+      if (page === 'README.md') await checkBanner(stack);
+      const result = await runPage(page, { stack });
+      expect(result.outcomes.length).toBeGreaterThan(0);
+      const report = describeFailures(result);
+      if (report) throw new Error(`\n${report}\n`);
+    } finally {
+      await stack.stop();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,82 @@
+import { execFile } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { hashToken } from '../../functions/commons/auth.ts';
+import { findApiKey, saveApiKey } from '../../functions/commons/data/api-keys.ts';
+import { tableName } from '../../functions/commons/config.ts';
+
+/**
+ * The token tool (`npm run tokens`) against the test DynamoDB: scopes are required at create,
+ * shown by list, settable on an existing key; names are printable text of at most 64 characters.
+ */
+const run = async (...args: string[]) => {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(
+      'node_modules/.bin/tsx',
+      ['scripts/tokens.ts', ...args, '--table', tableName('apiKeys')],
+      { env: { ...process.env } },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+};
+
+describe('npm run tokens', { timeout: 60_000 }, () => {
+  it('create requires --scope, and stores the one given with the hash', async () => {
+    const account = String(randomInt(1_000_000, 2 ** 40));
+    const missing = await run('create', '--account', account, '--name', 'Till 3');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--scope must be one of pos, core, all');
+    const wrong = await run('create', '--account', account, '--scope', 'admin', '--name', 'Till 3');
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('--scope must be one of pos, core, all, got "admin"');
+
+    const created = await run('create', '--account', account, '--scope', 'pos', '--name', 'Till 3');
+    expect(created.code).toBe(0);
+    const token = created.stdout.trim();
+    expect(token).toMatch(/^tg_[A-Za-z0-9_-]{43}$/);
+    expect(created.stderr).toContain('scope pos');
+    expect(await findApiKey(hashToken(token))).toMatchObject({ account_id: Number(account), name: 'Till 3', scope: 'pos' });
+  });
+
+  it.each([
+    ['a tab', 'Till\t3', 'must be printable text'],
+    ['a line break', 'Till 3\nkey_forged\t1\tall', 'must be printable text'],
+    ['a bidirectional override', 'Till \u202e3', 'must be printable text'],
+    ['65 characters', 'x'.repeat(65), 'must be 1 to 64 characters (got 65)'],
+    ['nothing', '', 'must be 1 to 64 characters (got 0)'],
+    ['leading white space', ' Till', 'must not start or end with white space'],
+  ])('refuses a name with %s', async (_, name, message) => {
+    const result = await run('create', '--account', '7', '--scope', 'pos', '--name', name);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`--name ${message}`);
+    expect(result.stdout).toBe('');
+  });
+
+  it('accepts 64 characters of any script', async () => {
+    const result = await run('create', '--account', '7', '--scope', 'core', '--name', 'Kassé 3 — 東京'.padEnd(64, 'é'));
+    expect(result.code).toBe(0);
+  });
+
+  it('list shows each scope ("-" for a key written before scopes), and a stored name that breaks the rule quoted; scope sets one', async () => {
+    const accountId = randomInt(1_000_000, 2 ** 40);
+    const keyId = `key_${randomInt(1e9, 9e9)}legacy`;
+    await saveApiKey({ token_hash: hashToken(`legacy-${keyId}`), key_id: keyId, account_id: accountId, name: 'old\tname', created_at: new Date().toISOString() });
+
+    const before = await run('list');
+    expect(before.stdout.split('\n')[0]).toBe('key_id\taccount_id\tscope\tname\tcreated_at\trevoked_at');
+    const row = before.stdout.split('\n').find((line) => line.startsWith(`${keyId}\t`))!;
+    expect(row.split('\t').slice(0, 4)).toEqual([keyId, String(accountId), '-', '"old\\tname"']);
+    expect(before.stderr).toMatch(/\d+ key\(s\) have no scope/);
+
+    const scoped = await run('scope', keyId, 'core');
+    expect(scoped.code).toBe(0);
+    expect(scoped.stdout).toContain(`Key ${keyId} (account ${accountId}, "old\tname") now has scope core.`);
+    expect((await findApiKey(hashToken(`legacy-${keyId}`)))!.scope).toBe('core');
+    expect((await run('scope', keyId, 'everything')).code).toBe(2);
+    expect((await run('scope', 'key_none', 'pos')).stderr).toContain('no key key_none');
+  });
+});
