@@ -335,6 +335,59 @@ describe('each function touches only its declared tables, with only the actions 
       [tableId('events')]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
     });
   });
+
+  /**
+   * A worker's role (functions/workers.ts) held to the same rule: on each table exactly the
+   * actions its row declares; besides, only what its trigger needs (the stream's reads, the
+   * queue's receive and delete), sending to the queues it names (and a stream's failure queue),
+   * its own log group and X-Ray.
+   */
+  it.each(workers.map((worker) => [worker.name, worker] as const))('worker %s', (name, worker) => {
+    const fn = synth.stack.workers.functions.get(name)!;
+    const roleId = logicalId(synth.stack, fn.executionRole);
+    expect(resources[roleId]!.Properties.ManagedPolicyArns).toBeUndefined();
+    const statements = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+      .flatMap((statement: any) => [statement.Resource].flat().map((resource: any) => ({ actions: [statement.Action].flat() as string[], resource })));
+    const queueArn = (queue: object) => ({ 'Fn::GetAtt': [logicalId(synth.stack, queue as never), 'Arn'] });
+
+    const onTables = new Map<string, string[]>();
+    const rest: { actions: string[]; resource: unknown }[] = [];
+    for (const { actions, resource } of statements) {
+      const [target, attribute] = (resource as any)['Fn::GetAtt'] ?? [];
+      if (attribute === 'Arn' && resources[target]?.Type === 'AWS::DynamoDB::Table') {
+        onTables.set(target, [...(onTables.get(target) ?? []), ...actions]);
+      } else rest.push({ actions: [...actions].sort(), resource });
+    }
+    const declared = Object.entries(worker.tables) as [TableId, TableAccess][];
+    expect(Object.fromEntries([...onTables].map(([table, actions]) => [table, actions.sort()]))).toEqual(
+      Object.fromEntries(declared.map(([id, actions]) => [tableId(id), actions.map((a) => `dynamodb:${a}`).sort()])),
+    );
+
+    const trigger = worker.trigger;
+    const expected: { actions: string[]; resource: unknown }[] = [
+      { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resource: { 'Fn::GetAtt': [logicalId(synth.stack, fn.logGroupResource), 'Arn'] } },
+    ];
+    const sends = (worker.queues ?? []).map((queueId) => queueArn(synth.stack.workers.queues[queueId]));
+    const send = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
+    if (trigger.kind === 'stream') {
+      expected.push(
+        { actions: ['dynamodb:ListStreams', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments'], resource: '*' },
+        { actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], resource: { 'Fn::GetAtt': [tableId(trigger.table), 'StreamArn'] } },
+        ...[queueArn(synth.stack.workers.failureQueues.get(name)!), ...sends].map((resource) => ({ actions: send, resource })),
+      );
+    } else {
+      expected.push({ actions: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], resource: '*' });
+      const own = queueArn(synth.stack.workers.queues[trigger.queue]);
+      const receive = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
+      const sendsToOwn = (worker.queues ?? []).includes(trigger.queue);
+      expected.push({ actions: sendsToOwn ? [...receive, 'sqs:SendMessage'].sort() : receive, resource: own });
+      for (const resource of sends) if (JSON.stringify(resource) !== JSON.stringify(own)) expected.push({ actions: send, resource });
+    }
+    const key = (s: { resource: unknown; actions: string[] }) => JSON.stringify(s.resource) + s.actions.join();
+    expect(rest.sort((a, b) => key(a).localeCompare(key(b)))).toEqual(expected.sort((a, b) => key(a).localeCompare(key(b))));
+  });
 });
 
 describe('tables', () => {
