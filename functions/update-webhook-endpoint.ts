@@ -2,7 +2,7 @@ import { api, ok } from '#commons/api';
 import { notFound, preconditionFailed, serviceUnavailable } from '#commons/errors';
 import { writeTogether } from '#commons/data/transactions';
 import { findEndpoint, updateEndpoint, type WebhookEndpoint } from '#commons/data/webhook-endpoints';
-import { etagMatches, weakEtag } from '#commons/middleware/host-response';
+import { etagMatches, ifMatchOf, weakEtag } from '#commons/middleware/host-response';
 import { presentWebhookEndpoint } from '#commons/presenters';
 import type { WebhookEndpointPatch } from '#commons/schemas';
 import idPath from '#commons/schemas/idPath.generated';
@@ -25,13 +25,13 @@ export const handler = api<Pick<WebhookEndpointPatch, (typeof CHANGEABLE)[number
   path: idPath,
   body: { root: 'webhook_endpoint', schema: webhookEndpointPatch },
 }).handler(async (event, context) => {
+  const ifMatch = ifMatchOf(event.headers);
   checkEndpointFields(event.body);
   const { id } = event.params;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const current = await findEndpoint(context.accountId, id);
     if (!current) throw notFound(`Webhook endpoint ${id} not found`);
     const currentBody = { webhook_endpoint: presentWebhookEndpoint(current) };
-    const ifMatch = event.headers['if-match'];
     if (ifMatch !== undefined && !etagMatches(ifMatch, weakEtag(JSON.stringify(currentBody)))) {
       throw preconditionFailed('If-Match does not match the current ETag of this webhook endpoint');
     }

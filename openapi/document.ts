@@ -249,7 +249,13 @@ const webhookOperations: Record<string, Operation> = {
   updateWebhookEndpoint: {
     parameters: [
       idParameter,
-      { name: 'If-Match', in: 'header', required: false, description: 'The ETag of a GET; a mismatch answers 412 and changes nothing.', schema: { type: 'string' } },
+      {
+        name: 'If-Match',
+        in: 'header',
+        required: false,
+        description: 'The ETag of a GET (or *); a mismatch answers 412 and changes nothing; a value that is not entity tags answers 400.',
+        schema: { type: 'string', maxLength: MAX_IF_MATCH_LENGTH },
+      },
     ],
     requestBody: jsonBody('webhook_endpoint', webhookEndpointPatch, {
       description: 'url, event_types, description and status. Enabling an endpoint does not send it the events committed while it was disabled.',
