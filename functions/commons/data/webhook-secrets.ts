@@ -5,8 +5,8 @@ import type { TransactItem } from './transactions.ts';
 
 /**
  * Signing secrets live in their own table: the routes that create, rotate and delete them may
- * only write it (`write-only` in the route table, no read action granted), and only the sender
- * may read it. No endpoint read, list or log line can carry what it never loaded.
+ * only write it (PutItem, UpdateItem, DeleteItem in their route rows: no read action granted),
+ * and only the sender may read it (GetItem, functions/workers.ts). No endpoint read, list or log line can carry what it never loaded.
  */
 const TABLE = tableName('webhookSecrets');
 
