@@ -57,6 +57,17 @@ export interface LocalWebhookOptions {
   readonly concurrency?: number;
   readonly perOrigin?: number;
   readonly visibilityMs?: number;
+  /**
+   * Read the streams (default true). A test file that needs only the queue says false.
+   */
+  readonly streams?: boolean;
+  /**
+   * Hand on only the stream records of these accounts (default: every account). Test files
+   * running side by side share the test tables: each reader of the events stream takes only the
+   * events of the accounts its own file made, so no file's deliveries and retries end up in
+   * another file's in-memory queue, which is dropped when that file ends.
+   */
+  readonly acceptsAccount?: (accountId: number) => boolean;
 }
 
 export interface LocalWebhooks {
@@ -90,9 +101,17 @@ export async function startLocalWebhooks(options: LocalWebhookOptions): Promise<
   (globalThis as Record<symbol, unknown>)[LOCAL_QUEUES] = queues;
 
   for (const worker of workers) {
-    if (worker.trigger.kind !== 'stream') continue;
+    if (worker.trigger.kind !== 'stream' || options.streams === false) continue;
     const handler = await options.loadWorker(worker);
-    const poller = new StreamPoller(worker, handler, options.endpoint, options.tableNames[worker.trigger.table]!, options.pollIntervalMs ?? 100, log);
+    const poller = new StreamPoller(
+      worker,
+      handler,
+      options.endpoint,
+      options.tableNames[worker.trigger.table]!,
+      options.pollIntervalMs ?? 100,
+      log,
+      options.acceptsAccount ?? (() => true),
+    );
     await poller.start();
     pollers.push(poller);
   }
@@ -127,6 +146,7 @@ class StreamPoller {
     private readonly tableName: string,
     private readonly intervalMs: number,
     private readonly log: (line: string) => void,
+    private readonly acceptsAccount: (accountId: number) => boolean,
   ) {
     this.streams = new DynamoDBStreamsClient({
       endpoint,
@@ -258,7 +278,9 @@ class StreamPoller {
     let pending = records;
     for (let attempt = 0; pending.length > 0 && !this.stopped; attempt++) {
       // The event source's filter: only INSERTs reach the function.
-      const inserts = pending.filter((record) => record.eventName === 'INSERT');
+      const inserts = pending.filter(
+        (record) => record.eventName === 'INSERT' && this.acceptsAccount(Number(record.dynamodb?.NewImage?.account_id?.N)),
+      );
       let failedAt: string | undefined;
       if (inserts.length > 0) {
         try {
