@@ -1,3 +1,4 @@
+import type { QueueId } from './commons/queues.ts';
 import type { TableId } from './commons/tables.ts';
 
 /**
@@ -45,6 +46,8 @@ export interface Route {
   readonly scope: RouteScope;
   /** The tables the function touches, each with the DynamoDB actions it takes there. */
   readonly tables: Readonly<Partial<Record<TableId, TableAccess>>>;
+  /** Queues (functions/commons/queues.ts) the function sends messages to. */
+  readonly queues?: readonly QueueId[];
   readonly summary: string;
 }
 
@@ -235,5 +238,96 @@ export const routes: readonly Route[] = [
     scope: 'pos',
     tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'], codes: ['BatchGetItem', 'GetItem'], posTransactions: ['BatchGetItem'] },
     summary: 'Check whether codes could be redeemed for a point-of-sale transaction now, writing nothing',
+  },
+  {
+    operationId: 'createWebhookEndpoint',
+    host: 'core',
+    method: 'POST',
+    path: '/v1.0/webhook_endpoints',
+    entry: 'functions/create-webhook-endpoint.ts',
+    scope: 'core',
+    // The count item is updated and the endpoint put in one transaction; the put returns the item on
+    // a failed condition (an id collision), so it reads it. The secret is written, never read.
+    tables: {
+      ...TOKEN_LOOKUP,
+      ...ID_BLOCKS,
+      webhookEndpoints: ['UpdateItem', 'PutItem', 'GetItem'],
+      webhookSecrets: ['PutItem'],
+      idempotencyKeys: ['GetItem', 'PutItem'],
+    },
+    summary: 'Register a webhook endpoint; its signing secret is shown in this answer only',
+  },
+  {
+    operationId: 'listWebhookEndpoints',
+    host: 'core',
+    method: 'GET',
+    path: '/v1.0/webhook_endpoints',
+    entry: 'functions/list-webhook-endpoints.ts',
+    scope: 'core',
+    tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['Query'] },
+    summary: "List the account's webhook endpoints",
+  },
+  {
+    operationId: 'getWebhookEndpoint',
+    host: 'core',
+    method: 'GET',
+    path: '/v1.0/webhook_endpoints/{id}',
+    entry: 'functions/get-webhook-endpoint.ts',
+    scope: 'core',
+    tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem'] },
+    summary: 'Retrieve a webhook endpoint',
+  },
+  {
+    operationId: 'updateWebhookEndpoint',
+    host: 'core',
+    method: 'PATCH',
+    path: '/v1.0/webhook_endpoints/{id}',
+    entry: 'functions/update-webhook-endpoint.ts',
+    scope: 'core',
+    tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem', 'UpdateItem'] },
+    summary: "Change a webhook endpoint's URL, event types, description or status",
+  },
+  {
+    operationId: 'deleteWebhookEndpoint',
+    host: 'core',
+    method: 'DELETE',
+    path: '/v1.0/webhook_endpoints/{id}',
+    entry: 'functions/delete-webhook-endpoint.ts',
+    scope: 'core',
+    // The secret is deleted with the endpoint, never read.
+    tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['DeleteItem', 'UpdateItem'], webhookSecrets: ['DeleteItem'] },
+    summary: 'Delete a webhook endpoint: nothing more is sent to it',
+  },
+  {
+    operationId: 'rotateWebhookSecret',
+    host: 'core',
+    method: 'POST',
+    path: '/v1.0/webhook_endpoints/{id}/rotate_secret',
+    entry: 'functions/rotate-webhook-secret.ts',
+    scope: 'core',
+    // The new secret is written beside the previous one, never read.
+    tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem', 'ConditionCheckItem'], webhookSecrets: ['UpdateItem'] },
+    summary: "Replace a webhook endpoint's signing secret (the previous one still signs for 24 hours)",
+  },
+  {
+    operationId: 'listWebhookDeliveries',
+    host: 'core',
+    method: 'GET',
+    path: '/v1.0/webhook_endpoints/{id}/deliveries',
+    entry: 'functions/list-webhook-deliveries.ts',
+    scope: 'core',
+    tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem'], webhookDeliveries: ['Query'] },
+    summary: "List a webhook endpoint's deliveries in ascending event id order",
+  },
+  {
+    operationId: 'retryWebhookDelivery',
+    host: 'core',
+    method: 'POST',
+    path: '/v1.0/webhook_endpoints/{id}/deliveries/{event_id}/retry',
+    entry: 'functions/retry-webhook-delivery.ts',
+    scope: 'core',
+    tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem'], webhookDeliveries: ['GetItem', 'UpdateItem'] },
+    queues: ['webhookDeliveries'],
+    summary: 'Send one delivery again now, signed afresh',
   },
 ];

@@ -1,11 +1,10 @@
 import { api, ok } from '#commons/api';
-import { badRequest, notFound, preconditionFailed, serviceUnavailable } from '#commons/errors';
+import { notFound, preconditionFailed, serviceUnavailable } from '#commons/errors';
 import { findCodeGenerator, updateCodeGenerator, type CodeGenerator } from '#commons/data/code-generators';
 import { newEvent, putEvent } from '#commons/data/events';
 import { freshIdCollided, nextId } from '#commons/data/ids';
 import { writeTogether } from '#commons/data/transactions';
-import { MAX_IF_MATCH_LENGTH } from '#commons/limits';
-import { etagMatches, isEntityTagList, weakEtag } from '#commons/middleware/host-response';
+import { etagMatches, ifMatchOf, weakEtag } from '#commons/middleware/host-response';
 import { presentCodeGenerator } from '#commons/presenters';
 import type { CodeGeneratorPatch } from '#commons/schemas';
 import codeGeneratorPatch from '#commons/schemas/codeGeneratorPatch.generated';
@@ -26,13 +25,7 @@ export const handler = api<Pick<CodeGeneratorPatch, 'status' | 'description'>, {
   body: { root: 'code_generator', schema: codeGeneratorPatch },
 }).handler(async (event, context) => {
   const { id } = event.params;
-  const ifMatch = event.headers['if-match'];
-  if (ifMatch !== undefined && !isEntityTagList(ifMatch)) {
-    throw badRequest(
-      `If-Match must be * or entity tags as the ETag header sends them, e.g. W/"…" (at most ${MAX_IF_MATCH_LENGTH} characters)`,
-      'If-Match',
-    );
-  }
+  const ifMatch = ifMatchOf(event.headers);
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const current = await findCodeGenerator(context.accountId, id);
     if (!current) throw notFound(`Code generator ${id} not found`);

@@ -12,6 +12,8 @@ import { FunctionWithLogGroup } from './constructs/function-with-log-group.ts';
 import { HostApi } from './constructs/host-api.ts';
 import { Observability } from './constructs/observability.ts';
 import { TokenRateLimit } from './constructs/token-rate-limit.ts';
+import { Workers } from './constructs/workers.ts';
+import { queues } from '#commons/queues';
 
 /** The repository root: route entries are relative to it. */
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
@@ -36,6 +38,7 @@ export class TillgateStack extends Stack {
   readonly apis: Readonly<Record<HostId, HostApi>>;
   readonly functions: ReadonlyMap<string, FunctionWithLogGroup>;
   readonly dataTables: DataTables;
+  readonly workers: Workers;
   readonly observability: Observability;
   /** The stack's web ACL with the per-token limit; undefined when off or replaced by webAclArn. */
   readonly tokenRateLimit?: TokenRateLimit;
@@ -49,6 +52,16 @@ export class TillgateStack extends Stack {
 
     this.dataTables = new DataTables(this, 'Tables', { ephemeral: config.ephemeral });
 
+    const environment = {
+      POWERTOOLS_SERVICE_NAME: 'tillgate',
+      POWERTOOLS_METRICS_NAMESPACE: 'Tillgate',
+      POWERTOOLS_LOG_LEVEL: config.logLevel,
+      TILLGATE_STAGE: config.stage,
+      EVENT_RETENTION_DAYS: String(config.eventRetentionDays),
+      TOKEN_CACHE_SECONDS: String(config.tokenCacheSeconds),
+    };
+    this.workers = new Workers(this, 'Workers', { projectRoot: PROJECT_ROOT, tables: this.dataTables, logRetention, removalPolicy, environment });
+
     const functions = new Map<string, FunctionWithLogGroup>();
     for (const route of routes) {
       const fn = new FunctionWithLogGroup(this, `${pascal(route.operationId)}Function`, {
@@ -58,18 +71,12 @@ export class TillgateStack extends Stack {
         projectRoot: PROJECT_ROOT,
         logRetention,
         removalPolicy,
-        environment: {
-          POWERTOOLS_SERVICE_NAME: 'tillgate',
-          POWERTOOLS_METRICS_NAMESPACE: 'Tillgate',
-          POWERTOOLS_LOG_LEVEL: config.logLevel,
-          TILLGATE_STAGE: config.stage,
-          EVENT_RETENTION_DAYS: String(config.eventRetentionDays),
-          TOKEN_CACHE_SECONDS: String(config.tokenCacheSeconds),
-        },
+        environment,
       });
       for (const [tableId, actions] of Object.entries(route.tables) as [TableId, TableAccess][]) {
         fn.bindTable(this.dataTables.byId[tableId], actions);
       }
+      for (const queueId of route.queues ?? []) fn.bindQueue(this.workers.queues[queueId], queues[queueId].envVar);
       Tags.of(fn).add('tillgate:operation', route.operationId);
       functions.set(route.operationId, fn);
     }
@@ -117,8 +124,9 @@ export class TillgateStack extends Stack {
     this.observability = new Observability(this, 'OnCall', {
       stage: config.stage,
       apis,
-      functions: [...functions.values()],
+      functions: [...functions.values(), ...this.workers.functions.values()],
       tables: Object.values(this.dataTables.byId),
+      workers: this.workers,
       latencyAlarmMs: config.latencyAlarmMs,
       ...(config.alarmEmail ? { alarmEmail: config.alarmEmail } : {}),
       ...(config.alarmTopicArn ? { alarmTopicArn: config.alarmTopicArn } : {}),
@@ -160,6 +168,10 @@ export class TillgateStack extends Stack {
     new CfnOutput(this, 'DashboardName', {
       description: 'CloudWatch dashboard for both hosts',
       value: this.observability.dashboard.dashboardName,
+    });
+    new CfnOutput(this, 'WebhookDeliveriesQueryName', {
+      description: "Saved Logs Insights query: one webhook endpoint's delivery attempts (paste its account and endpoint id)",
+      value: this.observability.queryNames.webhookDeliveries,
     });
     new CfnOutput(this, 'RequestByIdQueryName', {
       description: 'Saved Logs Insights query that follows one request by its X-Request-Id',

@@ -4,9 +4,11 @@ import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import {
   CreateTableCommand,
+  DescribeTableCommand,
   DescribeTimeToLiveCommand,
   DynamoDBClient,
   ListTablesCommand,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
   type CreateTableCommandInput,
@@ -169,6 +171,8 @@ export async function ensureTables(endpoint: string, names: TableNames): Promise
 
     const missing = tableIds.filter((id) => !existing.has(names[id]));
     await Promise.all(missing.map((id) => createTable(client, id, names[id])));
+    // Tables made by an older version (kept in .local/) get the stream the spec now declares.
+    await Promise.all(tableIds.filter((id) => existing.has(names[id])).map((id) => ensureStream(client, id, names[id])));
     return missing;
   } finally {
     client.destroy();
@@ -209,6 +213,7 @@ async function createTable(client: DynamoDBClient, id: TableId, name: string): P
         }
       : {}),
   };
+  if ('stream' in spec) input.StreamSpecification = { StreamEnabled: true, StreamViewType: spec.stream };
   await client.send(new CreateTableCommand(input));
   await waitUntilTableExists({ client, maxWaitTime: 30, minDelay: 0.1, maxDelay: 1 }, { TableName: name });
   if ('timeToLiveAttribute' in spec) {
@@ -222,6 +227,14 @@ async function createTable(client: DynamoDBClient, id: TableId, name: string): P
       );
     }
   }
+}
+
+async function ensureStream(client: DynamoDBClient, id: TableId, name: string): Promise<void> {
+  const spec = tables[id];
+  if (!('stream' in spec)) return;
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
+  if (Table?.StreamSpecification?.StreamEnabled) return;
+  await client.send(new UpdateTableCommand({ TableName: name, StreamSpecification: { StreamEnabled: true, StreamViewType: spec.stream } }));
 }
 
 /** Every item of a table (all pages, consistent reads): for tests and tools checking what was written. */

@@ -2,6 +2,7 @@ import { ensureTables, tableEnvironment, tableNamesWithPrefix } from './dynamodb
 import { superviseDynamoDbLocal, type SupervisedDynamoDb } from './dynamodb-supervisor.ts';
 import { localSettings } from './settings.ts';
 import { sourceHandlers, startLocalApi } from './server.ts';
+import { sourceWorkers, startLocalWebhooks } from './webhooks.ts';
 
 /**
  * `npm start`: DynamoDB Local with its data in .local/ (kept across restarts, and restarted if it
@@ -46,6 +47,8 @@ Object.assign(process.env, tableEnvironment(names), {
   POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
   // Locally a revoked token stops at once; in AWS the default cache is 30 seconds.
   TOKEN_CACHE_SECONDS: process.env.TOKEN_CACHE_SECONDS ?? '0',
+  // Only the local stack accepts http:// and loopback webhook URLs (functions/commons/webhooks.ts).
+  TILLGATE_LOCAL_WEBHOOKS: 'true',
 });
 
 // Imported only now: data-access modules read their table names when they load.
@@ -64,6 +67,9 @@ const api = await startLocalApi({
   throw error;
 });
 
+// Webhooks: DynamoDB Local's stream drives the fan-out, an in-process queue the sender.
+const webhooks = await startLocalWebhooks({ endpoint: settings.endpoint, tableNames: names, loadWorker: sourceWorkers });
+
 console.log(`
 tillgate is running locally.
   core host (v1.0): ${api.urls.core}
@@ -77,6 +83,9 @@ Development account ${settings.devAccountId}: token ${tokenState} in ${settings.
 That lists the account's events: 200, and an empty list on a fresh stack. README.md, "A day in
 the life", goes on from there.
 
+Webhooks are delivered from here too (http:// and loopback URLs accepted locally);
+WEBHOOK_RETRY_SCHEDULE=1,1,1 shortens the retries (now ${process.env.WEBHOOK_RETRY_SCHEDULE || 'the default: 5 s … 24 h'}).
+
 One JSON log line per request follows. If DynamoDB Local dies, it is restarted (logged here).
 Ctrl-C stops everything.
 `);
@@ -87,6 +96,7 @@ async function shutdown(signal: string) {
   stopping = true;
   console.log(`\n${signal}: stopping …`);
   await api.close();
+  await webhooks.close();
   await dynamodb?.stop();
   console.log('Stopped.');
   process.exit(0);

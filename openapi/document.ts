@@ -11,6 +11,9 @@ import {
   listQuery,
   MAX_BODY_BYTES,
   voidTransaction,
+  webhookEndpointCreate,
+  webhookEndpointPatch,
+  deliveryPath,
 } from '../functions/commons/schemas.ts';
 import { EVENT_TYPES } from '../functions/commons/data/event-types.ts';
 import { gatewayError, gatewayErrorBody, methodsByPath, type GatewayErrorType } from '../infra/gateway-errors.ts';
@@ -47,7 +50,7 @@ const errorDescriptions: Record<number, string> = {
   401: 'X-Auth-Token missing, malformed, unknown or revoked; the message says which.',
   403: "A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read.",
   404: "No such record, or another account's, or an expired event.",
-  409: 'Idempotency-Key already used with a different body; an inactive code generator; a code space too full to issue that many.',
+  409: 'Idempotency-Key already used with a different body; an inactive code generator; a code space too full to issue that many; an 11th webhook endpoint; a retry of a delivery to a disabled endpoint.',
   412: 'If-Match does not match the current ETag: nothing changed.',
   413: `Body over ${MAX_BODY_BYTES} bytes.`,
   415: 'A body with a non-JSON Content-Type.',
@@ -195,7 +198,123 @@ const requestIdParameter = {
   schema: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$' },
 };
 
+const deliveryParameters = Object.entries(plain(deliveryPath.properties)).map(([name, schema]) => ({
+  name,
+  in: 'path',
+  required: true,
+  description: (schema as { description?: string }).description,
+  schema: { ...(schema as object), examples: name === 'id' ? ['42'] : ['1017'] },
+}));
+
+const emptyBody = {
+  required: false,
+  description: 'No body, or an empty JSON object.',
+  content: { 'application/json': { schema: { type: 'object', additionalProperties: false, maxProperties: 0 } } },
+};
+
+const webhookEndpointWithSecret = (description: string, status: number, location = false) => ({
+  [status]: {
+    description,
+    headers: {
+      ...coreHeaders,
+      ...(location ? { Location: header('/v1.0/webhook_endpoints/{id}', { type: 'string', pattern: '^/v1\\.0/webhook_endpoints/[1-9][0-9]*$' }) } : {}),
+      ...(location ? { 'Idempotent-Replayed': header('true when this is the stored answer to an earlier request: it carries no secret.', { const: 'true' }, false) } : {}),
+    },
+    content: { 'application/json': { schema: ref('WebhookEndpointWithSecret') } },
+  },
+});
+
+const webhookOperations: Record<string, Operation> = {
+  createWebhookEndpoint: {
+    requestBody: jsonBody('webhook_endpoint', webhookEndpointCreate),
+    parameters: [
+      {
+        ...idempotencyKeyParameter,
+        description: `${idempotencyKeyParameter.description} A replayed answer carries no secret (none is ever stored): a client that lost it rotates.`,
+      },
+    ],
+    success: webhookEndpointWithSecret(
+      'Created. The secret (whsec_ and the base64 of 32 random bytes) is shown here and in a rotation’s answer, never again. Webhook endpoints write no events.',
+      201,
+      true,
+    ),
+    errors: [400, 401, 409, 413, 415, 422, 500, 503],
+  },
+  listWebhookEndpoints: {
+    parameters: queryParameters(listQuery),
+    success: read('A page of webhook endpoints in ascending id order (no secrets).', 'WebhookEndpointPage'),
+    errors: [400, 401, 500, 503],
+  },
+  getWebhookEndpoint: {
+    parameters: [idParameter],
+    success: read('The webhook endpoint (no secret).', 'WebhookEndpointResponse'),
+    errors: [400, 401, 404, 500, 503],
+  },
+  updateWebhookEndpoint: {
+    parameters: [
+      idParameter,
+      {
+        name: 'If-Match',
+        in: 'header',
+        required: false,
+        description: 'The ETag of a GET (or *); a mismatch answers 412 and changes nothing; a value that is not entity tags answers 400.',
+        schema: { type: 'string', maxLength: MAX_IF_MATCH_LENGTH },
+      },
+    ],
+    requestBody: jsonBody('webhook_endpoint', webhookEndpointPatch, {
+      description: 'url, event_types, description and status. Enabling an endpoint does not send it the events committed while it was disabled.',
+    }),
+    success: {
+      200: {
+        description: 'The endpoint after the change (unchanged when nothing differed). No event is written.',
+        headers: coreHeaders,
+        content: { 'application/json': { schema: ref('WebhookEndpointResponse') } },
+      },
+    },
+    errors: [400, 401, 404, 412, 413, 415, 422, 500, 503],
+  },
+  deleteWebhookEndpoint: {
+    parameters: [idParameter],
+    success: {
+      200: {
+        description:
+          'Deleted: nothing more is sent to it. The body is a single space (one byte), as an acknowledged event answers: read the status, not the body.',
+        headers: coreHeaders,
+        'x-raw-body': ' ',
+      },
+    },
+    errors: [400, 401, 404, 500, 503],
+  },
+  rotateWebhookSecret: {
+    parameters: [idParameter],
+    requestBody: emptyBody,
+    success: webhookEndpointWithSecret(
+      'The endpoint with its new secret, shown this once. For 24 hours every delivery carries two signatures (new and previous secret, space-separated in webhook-signature), then only the new one.',
+      200,
+    ),
+    errors: [400, 401, 404, 413, 415, 422, 500, 503],
+  },
+  listWebhookDeliveries: {
+    parameters: [idParameter, ...queryParameters(listQuery)],
+    success: read("A page of the endpoint's deliveries in ascending event_id order.", 'WebhookDeliveryPage'),
+    errors: [400, 401, 404, 500, 503],
+  },
+  retryWebhookDelivery: {
+    parameters: deliveryParameters,
+    requestBody: emptyBody,
+    success: {
+      202: {
+        description: 'Accepted: the event is sent again now, signed afresh (a failed delivery too). Should it fail, the retry schedule goes on.',
+        headers: coreHeaders,
+        content: { 'application/json': { schema: ref('WebhookDeliveryResponse') } },
+      },
+    },
+    errors: [400, 401, 404, 409, 413, 415, 422, 500, 503],
+  },
+};
+
 const operations: Record<string, Operation> = {
+  ...webhookOperations,
   listCodeGenerators: {
     parameters: queryParameters(codeGeneratorListQuery),
     success: read('A page of code generators in ascending id order.', 'CodeGeneratorPage'),
@@ -475,6 +594,31 @@ const schemas = {
     },
   },
   VoidResponse: transactionEnvelope({ type: 'array', maxItems: 0 }),
+  WebhookEndpointResponse: { type: 'object', required: ['webhook_endpoint'], additionalProperties: false, properties: { webhook_endpoint: webhookEndpoint(false) } },
+  WebhookEndpointWithSecret: { type: 'object', required: ['webhook_endpoint'], additionalProperties: false, properties: { webhook_endpoint: webhookEndpoint(true) } },
+  WebhookEndpointPage: page('webhook_endpoints', { $ref: '#/components/schemas/WebhookEndpointResponse/properties/webhook_endpoint' }),
+  WebhookDeliveryResponse: {
+    type: 'object',
+    required: ['delivery'],
+    additionalProperties: false,
+    properties: {
+      delivery: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['event_id', 'event_type', 'status', 'attempts', 'last_attempt_at', 'last_response_status', 'next_attempt_at'],
+        properties: {
+          event_id: { type: 'integer', minimum: 1, description: 'The event id: webhook-id of every attempt.' },
+          event_type: { enum: [...EVENT_TYPES] },
+          status: { enum: ['pending', 'succeeded', 'failed'] },
+          attempts: { type: 'integer', minimum: 0, description: 'Sends so far, the first included.' },
+          last_attempt_at: { type: ['string', 'null'], format: 'date-time' },
+          last_response_status: { type: ['integer', 'null'], description: "The receiver's status code; null when it did not answer (time-out, refused connection)." },
+          next_attempt_at: { type: ['string', 'null'], format: 'date-time', description: 'When the next attempt is due; null unless pending.' },
+        },
+      },
+    },
+  },
+  WebhookDeliveryPage: page('deliveries', { $ref: '#/components/schemas/WebhookDeliveryResponse/properties/delivery' }),
   CoreError: {
     type: 'object',
     required: ['errors'],
@@ -498,6 +642,28 @@ const schemas = {
     items: { type: 'object', additionalProperties: false, required: ['message'], properties: { message: { type: 'string', minLength: 1 } } },
   }),
 };
+
+/** An endpoint as answered: the secret only in the answers of create and rotate (and not in a replay). */
+function webhookEndpoint(withSecret: boolean) {
+  const fields = plain(webhookEndpointCreate.properties) as Record<string, any>;
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'url', 'event_types', 'description', 'status', 'created_at', 'updated_at'],
+    properties: {
+      id: { type: 'integer', minimum: 1 },
+      url: { type: 'string', maxLength: 2048 },
+      event_types: fields.event_types,
+      description: fields.description,
+      status: fields.status,
+      ...(withSecret
+        ? { secret: { type: 'string', pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$', description: 'Shown in this answer only: keep it to verify deliveries.' } }
+        : {}),
+      created_at: { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' },
+      updated_at: { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' },
+    },
+  };
+}
 
 function pathItemOperation(route: Route) {
   const operation = operations[route.operationId];

@@ -35,7 +35,11 @@ export function generatedValidators(): Record<string, string> {
     ajv.addKeyword({ keyword: 'x-kind', schemaType: 'string' });
     ajv.addSchema(schema, name);
     // ajv's esm output still requires its runtime helpers; an import works in both tsx and esbuild.
-    const code = standaloneCode(ajv, { validate: name }).replaceAll('require("ajv/dist/runtime/ucs2length").default', 'ucs2length.default ?? ucs2length');
+    const code = standaloneCode(ajv, { validate: name })
+      .replaceAll('require("ajv/dist/runtime/ucs2length").default', 'ucs2length.default ?? ucs2length')
+      // uniqueItems (webhook event types) compares items with ajv's deep equality.
+      .replaceAll('require("ajv/dist/runtime/equal").default', 'ajvEqual.default ?? ajvEqual');
+    if (code.includes('require(')) throw new Error(`npm run schemas: ${name}'s validator requires a runtime helper this script does not import`);
     // ajv's verbose output already holds the root schema as a constant (`const schema31 = {…}`,
     // the `parentSchema` of its errors): export that one rather than a second copy.
     const literal = JSON.stringify(schema);
@@ -46,6 +50,7 @@ export function generatedValidators(): Record<string, string> {
       "import type { GeneratedSchema } from '../validation.ts';",
       ...(code.includes('fullFormats') ? ["import { fullFormats } from 'ajv-formats/dist/formats.js';"] : []),
       ...(code.includes('ucs2length') ? ["import ucs2length from 'ajv/dist/runtime/ucs2length.js';"] : []),
+      ...(code.includes('ajvEqual') ? ["import ajvEqual from 'ajv/dist/runtime/equal.js';"] : []),
       code,
       // The schema as plain JSON beside its validator, so the functions need not bundle TypeBox.
       `export default { name: ${JSON.stringify(name)}, validate, schema: ${root} } as GeneratedSchema;`,

@@ -31,6 +31,8 @@ export interface TableSpec {
   /** Epoch-seconds attribute after which DynamoDB may delete the item. */
   readonly timeToLiveAttribute?: string;
   readonly indexes?: readonly IndexSpec[];
+  /** A DynamoDB stream of the table's new items (what the webhook fan-out reads). */
+  readonly stream?: 'NEW_IMAGE';
   readonly description: string;
 }
 
@@ -88,7 +90,9 @@ export const tables = {
     partitionKey: { name: 'account_id', type: 'N' },
     sortKey: { name: 'id', type: 'N' },
     timeToLiveAttribute: 'expires_at',
-    description: "Event records, one per state change, keyed by account and id: the account's feed is one Query.",
+    // New events only reach the webhook fan-out (functions/workers.ts); it ignores REMOVEs.
+    stream: 'NEW_IMAGE',
+    description: "Event records, one per state change, keyed by account and id: the account's feed is one Query; its stream drives webhook deliveries.",
   },
   posTransactions: {
     envVar: 'POS_TRANSACTIONS_TABLE',
@@ -101,6 +105,26 @@ export const tables = {
     partitionKey: { name: 'idempotency_key', type: 'S' },
     timeToLiveAttribute: 'expires_at',
     description: 'First responses to requests sent with an Idempotency-Key header, per account and route.',
+  },
+  webhookEndpoints: {
+    envVar: 'WEBHOOK_ENDPOINTS_TABLE',
+    partitionKey: { name: 'account_id', type: 'N' },
+    sortKey: { name: 'id', type: 'N' },
+    description:
+      "Webhook endpoints, keyed by account and id (no secret here); id 0 is the account's endpoint count, which each create and delete changes in its transaction (at most 10).",
+  },
+  webhookSecrets: {
+    envVar: 'WEBHOOK_SECRETS_TABLE',
+    partitionKey: { name: 'endpoint_key', type: 'S' },
+    description:
+      'Signing secrets of webhook endpoints (current, and the previous one for 24 h after a rotation), keyed by account and endpoint. Only the sender may read them.',
+  },
+  webhookDeliveries: {
+    envVar: 'WEBHOOK_DELIVERIES_TABLE',
+    partitionKey: { name: 'endpoint_key', type: 'S' },
+    sortKey: { name: 'event_id', type: 'N' },
+    timeToLiveAttribute: 'expires_at',
+    description: "Deliveries of events to webhook endpoints, keyed by account and endpoint, then event id: an endpoint's list is one Query.",
   },
 } as const satisfies Record<string, TableSpec>;
 

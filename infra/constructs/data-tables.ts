@@ -1,5 +1,5 @@
 import { RemovalPolicy, Tags } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { tableIds, tables, type KeyAttribute, type TableId, type TableSpec } from '#commons/tables';
 
@@ -43,6 +43,7 @@ export class DataTables extends Construct {
         removalPolicy: props.ephemeral ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
         encryption: TableEncryption.AWS_MANAGED,
         ...(spec.timeToLiveAttribute ? { timeToLiveAttribute: spec.timeToLiveAttribute } : {}),
+        ...(spec.stream ? { stream: StreamViewType.NEW_IMAGE } : {}),
       });
       for (const index of spec.indexes ?? []) {
         table.addGlobalSecondaryIndex({

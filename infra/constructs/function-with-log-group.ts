@@ -4,6 +4,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { TableAccess } from '#functions/routes';
 import { OPERATION_METADATA_KEY } from '../bundles.ts';
@@ -52,6 +53,13 @@ export interface FunctionWithLogGroupProps {
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
   readonly environment: Readonly<Record<string, string>>;
+  /** Default 10 s (an API function); a worker names its own. */
+  readonly timeout?: Duration;
+  /**
+   * Who invokes it: API Gateway (default), or an event source mapping (a stream or a queue),
+   * which has its own failure handling instead of an asynchronous dead-letter queue.
+   */
+  readonly invokedBy?: 'api' | 'stream' | 'queue';
 }
 
 /**
@@ -91,7 +99,7 @@ export class FunctionWithLogGroup extends NodejsFunction {
       // A request makes at most a handful of DynamoDB calls with SDK retries. 10 s leaves room for
       // retries with back-off and still ends well inside API Gateway's 29 s integration limit, so
       // a hung call shows up as a Lambda timeout (logged, counted in Errors) and not a bare 504.
-      timeout: Duration.seconds(10),
+      timeout: props.timeout ?? Duration.seconds(10),
       tracing: Tracing.ACTIVE,
       role,
       logGroup,
@@ -115,14 +123,21 @@ export class FunctionWithLogGroup extends NodejsFunction {
         'resource-level permissions, so AWS requires Resource "*" for them. Every other statement ' +
         'of this role names its own log group and its tables.',
     });
+    const invokedBy = props.invokedBy ?? 'api';
+    const reasons = {
+      api:
+        'Only API Gateway invokes this function, synchronously (Lambda proxy integration); the ' +
+        'caller receives every failure as an HTTP response, so there are no asynchronous ' +
+        'events that a dead-letter queue or failure destination could catch.',
+      stream:
+        'Only its DynamoDB stream event source mapping invokes this function, synchronously; ' +
+        'records that keep failing go to the mapping\'s on-failure destination (an SQS queue with an alarm).',
+      queue:
+        'Only its SQS event source mapping invokes this function, synchronously; messages that ' +
+        'keep failing go to the queue\'s own dead-letter queue (redrive policy, with an alarm).',
+    };
     for (const rule of ['Serverless-LambdaDLQ', 'Serverless-LambdaAsyncFailureDestination']) {
-      Validations.of(this).acknowledge({
-        id: rule,
-        reason:
-          'Only API Gateway invokes this function, synchronously (Lambda proxy integration); the ' +
-          'caller receives every failure as an HTTP response, so there are no asynchronous ' +
-          'events that a dead-letter queue or failure destination could catch.',
-      });
+      Validations.of(this).acknowledge({ id: rule, reason: reasons[invokedBy] });
     }
   }
 
@@ -145,5 +160,11 @@ export class FunctionWithLogGroup extends NodejsFunction {
         new PolicyStatement({ effect: Effect.ALLOW, actions: ['dynamodb:Query'], resources: indexArns }),
       );
     }
+  }
+
+  /** Sets the queue's environment variable and grants sending to it, and nothing else on it. */
+  bindQueue(queue: IQueue, envVar: string): void {
+    this.addEnvironment(envVar, queue.queueUrl);
+    queue.grantSendMessages(this.executionRole);
   }
 }

@@ -23,6 +23,7 @@ import type { HostId } from '#functions/routes';
 import type { DataTable } from './data-tables.ts';
 import type { FunctionWithLogGroup } from './function-with-log-group.ts';
 import type { HostApi } from './host-api.ts';
+import type { Workers } from './workers.ts';
 
 export interface ObservabilityProps {
   readonly stage: string;
@@ -30,6 +31,8 @@ export interface ObservabilityProps {
   readonly functions: readonly FunctionWithLogGroup[];
   readonly tables: readonly DataTable[];
   readonly latencyAlarmMs: number;
+  /** The webhook plumbing: its functions are in `functions` too; its queues and stream are watched here. */
+  readonly workers?: Workers;
   readonly alarmEmail?: string;
   readonly alarmTopicArn?: string;
 }
@@ -53,7 +56,7 @@ const DYNAMODB_OPERATIONS = [
 export class Observability extends Construct {
   readonly dashboard: Dashboard;
   readonly alarms: Alarm[] = [];
-  readonly queries: Record<'requestById' | 'slowestRequests' | 'errorsByRoute' | 'unauthorizedBySource', QueryDefinition>;
+  readonly queries: Record<'requestById' | 'slowestRequests' | 'errorsByRoute' | 'unauthorizedBySource' | 'webhookDeliveries', QueryDefinition>;
   readonly queryNames: Record<keyof Observability['queries'], string>;
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
@@ -66,6 +69,7 @@ export class Observability extends Construct {
       slowestRequests: `${folder}/slowest-requests`,
       errorsByRoute: `${folder}/errors-by-route`,
       unauthorizedBySource: `${folder}/401s-by-source`,
+      webhookDeliveries: `${folder}/webhook-deliveries-of-one-endpoint`,
     };
 
     const functionLogs: ILogGroup[] = props.functions.map((fn) => fn.logGroupResource);
@@ -136,6 +140,18 @@ export class Observability extends Construct {
           statsStatements: ['count(*) as rejected, latest(userAgent) as user_agent by ip, httpMethod, resourcePath'],
           sort: 'rejected desc',
           limit: 100,
+        }),
+      }),
+      // "An integration says it got nothing": every attempt to one endpoint, with its outcome
+      // (the sender logs one line per attempt; fan-out and message failures are ERROR lines).
+      webhookDeliveries: new QueryDefinition(this, 'WebhookDeliveriesQuery', {
+        queryDefinitionName: this.queryNames.webhookDeliveries,
+        logGroups: props.workers ? [...props.workers.functions.values()].map((fn) => fn.logGroupResource) : functionLogs,
+        queryString: new QueryString({
+          fields: ['@timestamp', 'event_id', 'generation', 'attempt', 'outcome', 'response_status', 'duration_ms', 'error_code', 'origin'],
+          filterStatements: ['message = "webhook attempt"', 'account_id = PASTE-ACCOUNT-ID and endpoint_id = PASTE-ENDPOINT-ID'],
+          sort: '@timestamp desc',
+          limit: 500,
         }),
       }),
     };
@@ -254,6 +270,8 @@ export class Observability extends Construct {
         }),
       );
     }
+
+    if (props.workers) this.alarms.push(...webhookAlarms(this, props.workers, stage, this.queryNames.webhookDeliveries, lookHere));
 
     const topics: ITopic[] = [];
     if (props.alarmTopicArn) topics.push(Topic.fromTopicArn(this, 'AlarmTopicImported', props.alarmTopicArn));
@@ -407,6 +425,7 @@ export class Observability extends Construct {
         width: 12,
       }),
     );
+    if (props.workers) this.dashboard.addWidgets(...webhookWidgets(props.workers, stage));
     this.dashboard.addWidgets(
       new LogQueryWidget({
         title: 'Latest server errors (function logs)',
@@ -422,6 +441,113 @@ export class Observability extends Construct {
       }),
     );
   }
+}
+
+const webhookMetric = (stage: string, metricName: string, statistic: string, period = FIVE_MINUTES, label?: string) =>
+  new Metric({ namespace: 'Tillgate', metricName, dimensionsMap: { service: 'tillgate', stage }, statistic, period, label: label ?? metricName });
+
+/** Webhooks: attempts failing, the stream read late, stream records given up on, dead letters. */
+function webhookAlarms(scope: Construct, workers: Workers, stage: string, query: string, lookHere: (what: string) => string): Alarm[] {
+  const look = (what: string) => lookHere(`${what} One endpoint's attempts: saved query ${query}.`);
+  const alarms: Alarm[] = [];
+  alarms.push(
+    new Alarm(scope, 'WebhookDeliveriesFailingAlarm', {
+      alarmDescription: look(
+        `tillgate ${stage} webhooks: more than half of the delivery attempts failed (5-minute windows with at least 20 attempts), ` +
+          'in 2 of the last 3. One receiver down shows here too: find it by origin before suspecting the sender.',
+      ),
+      metric: new MathExpression({
+        expression: 'IF(attempts >= 20, 100 * failed / attempts, 0)',
+        usingMetrics: { attempts: webhookMetric(stage, 'WebhookAttempts', 'Sum'), failed: webhookMetric(stage, 'WebhookAttemptsFailed', 'Sum') },
+        period: FIVE_MINUTES,
+        label: 'webhook attempts failed (%)',
+      }),
+      threshold: 50,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    }),
+  );
+  for (const [name, fn] of workers.functions) {
+    const failures = workers.failureQueues.get(name);
+    if (!failures) continue;
+    alarms.push(
+      new Alarm(scope, `${pascal(name)}IteratorAgeAlarm`, {
+        alarmDescription: look(
+          `tillgate ${stage} ${name}: the events stream is read more than 60 s behind for 5 minutes: first attempts leave late. ` +
+            'Look for its errors and throttles and for DynamoDB throttling on the deliveries table.',
+        ),
+        metric: fn.metric('IteratorAge', { period: Duration.minutes(1), statistic: 'Maximum' }),
+        threshold: 60_000,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 5,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+      new Alarm(scope, `${pascal(name)}FailureDestinationAlarm`, {
+        alarmDescription: look(
+          `tillgate ${stage} ${name}: stream records went to the on-failure queue after every retry: their events were not ` +
+            'fanned out to webhooks. The messages name the shard and sequence numbers; the function log has the error.',
+        ),
+        metric: failures.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+  for (const [queueId, dlq] of Object.entries(workers.deadLetterQueues)) {
+    alarms.push(
+      new Alarm(scope, `${pascal(queueId)}DeadLetterAlarm`, {
+        alarmDescription: look(
+          `tillgate ${stage} queue ${queueId}: messages reached its dead-letter queue: the sender failed on them five times ` +
+            '(database or queue faults, not receiver failures). Their deliveries stay pending; the retry route sends one again.',
+        ),
+        metric: dlq.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+  return alarms;
+}
+
+function webhookWidgets(workers: Workers, stage: string): GraphWidget[] {
+  const minute = Duration.minutes(1);
+  return [
+    new GraphWidget({
+      title: 'Webhooks: attempts, failed attempts, deliveries failed for good',
+      left: [
+        webhookMetric(stage, 'WebhookAttempts', 'Sum', minute, 'attempts'),
+        webhookMetric(stage, 'WebhookAttemptsFailed', 'Sum', minute, 'failed attempts'),
+        webhookMetric(stage, 'WebhookDeliveriesFailed', 'Sum', minute, 'deliveries failed'),
+        webhookMetric(stage, 'WebhookDeliveriesCreated', 'Sum', minute, 'deliveries created'),
+      ],
+      width: 8,
+    }),
+    new GraphWidget({
+      title: 'Webhooks: attempt duration (ms) and stream iterator age (ms)',
+      left: [webhookMetric(stage, 'WebhookAttemptDuration', 'p50', minute, 'attempt p50'), webhookMetric(stage, 'WebhookAttemptDuration', 'p99', minute, 'attempt p99')],
+      right: [...workers.functions.entries()]
+        .filter(([name]) => workers.failureQueues.has(name))
+        .map(([name, fn]) => fn.metric('IteratorAge', { period: minute, statistic: 'Maximum', label: `${name} iterator age` })),
+      width: 8,
+    }),
+    new GraphWidget({
+      title: 'Webhooks: queue depth, oldest message (s), dead letters and stream failures',
+      left: [
+        ...Object.entries(workers.queues).map(([id, queue]) => queue.metricApproximateNumberOfMessagesVisible({ period: minute, label: `${id} visible` })),
+        ...Object.entries(workers.queues).map(([id, queue]) => queue.metricApproximateNumberOfMessagesNotVisible({ period: minute, label: `${id} delayed or in flight` })),
+        ...Object.entries(workers.deadLetterQueues).map(([id, queue]) => queue.metricApproximateNumberOfMessagesVisible({ period: minute, label: `${id} dead letters` })),
+        ...[...workers.failureQueues].map(([name, queue]) => queue.metricApproximateNumberOfMessagesVisible({ period: minute, label: `${name} failures` })),
+      ],
+      right: Object.entries(workers.queues).map(([id, queue]) => queue.metricApproximateAgeOfOldestMessage({ period: minute, label: `${id} oldest (s)` })),
+      width: 8,
+    }),
+  ];
 }
 
 function pascal(id: string): string {

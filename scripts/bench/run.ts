@@ -13,6 +13,8 @@ import { formatTable, machine, writeReport, type Row } from './report.ts';
 import { checkCoverage, mainScenarios as allMainScenarios, scenarios as allScenarios, type BenchContext, type HttpRequest } from './scenarios.ts';
 import { callsFor } from './dynamodb-requests.ts';
 import { measureWarm } from './warm-overhead.ts';
+import { measureWebhooks } from './webhooks.ts';
+import { bundledWorkers } from '../../local/webhooks.ts';
 
 /**
  * `npm run bench`: builds what it measures (cdk synth for the functions' bundles, esbuild for the
@@ -24,7 +26,9 @@ import { measureWarm } from './warm-overhead.ts';
  *   4. HTTP throughput, errors and server CPU against a bare node:http server (http.ts).
  * Prints one table and writes the same rows to reports/bench.json.
  *
+ *   5. webhooks: commit → arrival, deliveries per second, a hanging endpoint beside a healthy one (webhooks.ts).
  * BENCH_QUICK=1: fewer calls, runs and iterations, for iterating on the bench itself.
+ * BENCH_WEBHOOKS_ONLY=1: only the webhook rows (section 5).
  * BENCH_SKIP_SYNTH=1: use the cdk.out already there.
  */
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -69,6 +73,8 @@ Object.assign(process.env, tableEnvironment(names), {
   TOKEN_CACHE_SECONDS: '3600',
   POWERTOOLS_METRICS_DISABLED: 'true',
   POWERTOOLS_LOG_LEVEL: 'SILENT',
+  // The local stack's webhook setting: receivers on 127.0.0.1 (section 5).
+  TILLGATE_LOCAL_WEBHOOKS: 'true',
 });
 const { issueToken, accountForToken } = await import('../../functions/commons/auth.ts');
 // The same module instance the in-process handlers draw their ids from.
@@ -92,6 +98,7 @@ try {
     accountId,
     token,
     unique: () => `${started.toString(36).replace('.', '')}-${(serial++).toString(36)}`,
+    freshToken: async () => (await issueToken(accountId + 1 + serial++, 'bench fresh account', 'all')).token,
     send: async (request) => {
       const answer = await send(request);
       let body: unknown = answer.body;
@@ -103,6 +110,28 @@ try {
       return { status: answer.status, body };
     },
   };
+
+  const webhookRows = async () => {
+    log(`bench: webhooks (${elapsed()}) …`);
+    return measureWebhooks({
+      api,
+      dynamodbEndpoint: proxy.endpoint,
+      tableNames: names,
+      loadWorker: bundledWorkers(bundles),
+      freshToken: context.freshToken,
+      events: quick ? 50 : 200,
+      burst: quick ? 200 : 500,
+      log,
+    });
+  };
+  if (process.env.BENCH_WEBHOOKS_ONLY === '1') {
+    const rows = await webhookRows();
+    const date = new Date();
+    writeReport(resolve(ROOT, 'reports/bench-webhooks.json'), rows, date);
+    log(`tillgate bench (webhooks only), ${date.toISOString()}, ${machine()}`);
+    log(formatTable(rows));
+    throw Object.assign(new Error('done'), { done: true });
+  }
 
   log(`bench: DynamoDB requests and capacity, ${settings.calls} calls per scenario …`);
   const counted = await measureRequests({
@@ -216,7 +245,7 @@ try {
     log,
   });
 
-  const rows: Row[] = [...counted.rows, ...coldRows, ...warmRows, ...httpRows];
+  const rows: Row[] = [...counted.rows, ...coldRows, ...warmRows, ...httpRows, ...(await webhookRows())];
   const date = new Date();
   writeReport(resolve(ROOT, 'reports/bench.json'), rows, date);
   log('');

@@ -29,6 +29,11 @@ export interface BenchContext {
   send(request: HttpRequest): Promise<{ status: number; body: any }>;
   /** A string no other call of this run returns. */
   unique(): string;
+  /**
+   * A valid token of a new account: for scenarios that an account's limits would stop (at most 10
+   * webhook endpoints per account). Its first request also looks the token up.
+   */
+  freshToken(): Promise<string>;
 }
 
 export interface Scenario {
@@ -238,6 +243,157 @@ const redeemScenario = (codesPerCall: number): Scenario => ({
 });
 
 const times = <T>(count: number, make: (i: number) => T): T[] => Array.from({ length: count }, (_, i) => make(i));
+
+// ---------------------------------------------------------------- webhook endpoints
+
+const endpointBody = (description = 'bench') =>
+  json({ webhook_endpoint: { url: 'https://hooks.example.com/tillgate', event_types: ['transaction.voided'], description } });
+
+const createEndpointRequest = (token: string): HttpRequest => ({
+  method: 'POST',
+  path: '/v1.0/webhook_endpoints',
+  headers: { 'X-Auth-Token': token, 'Content-Type': 'application/json' },
+  body: endpointBody(),
+});
+
+/** The bench account's endpoints (at most 10 per account): made once, shared by the scenarios that read or change them. */
+let benchEndpoints: Promise<number[]> | undefined;
+const sharedEndpoints = (context: BenchContext) =>
+  (benchEndpoints ??= (async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const answer = await context.send(createEndpointRequest(context.token));
+      if (answer.status !== 201) throw new Error(`bench: could not create a webhook endpoint: ${answer.status} ${json(answer.body)}`);
+      ids.push(answer.body.webhook_endpoint.id);
+    }
+    return ids;
+  })());
+
+/** `count` endpoints, each in an account of its own; its token and id. */
+async function endpointsOfFreshAccounts(context: BenchContext, count: number) {
+  const made: { token: string; id: number }[] = [];
+  for (let i = 0; i < count; i++) {
+    const token = await context.freshToken();
+    const answer = await context.send(createEndpointRequest(token));
+    if (answer.status !== 201) throw new Error(`bench: could not create a webhook endpoint: ${answer.status} ${json(answer.body)}`);
+    made.push({ token, id: answer.body.webhook_endpoint.id });
+  }
+  return made;
+}
+
+/**
+ * Deliveries of the first shared endpoint, written straight into its table (the bench's servers
+ * run no fan-out): a full page of them.
+ */
+let benchDeliveries: Promise<void> | undefined;
+const sharedDeliveries = (context: BenchContext, endpointId: number) =>
+  (benchDeliveries ??= (async () => {
+    const { newDelivery, putNewDelivery } = await import('../../functions/commons/data/webhook-deliveries.ts');
+    const now = new Date();
+    for (let i = 1; i <= DEFAULT_PAGE + 1; i++) {
+      await putNewDelivery(newDelivery(context.accountId, endpointId, { id: i, type: 'transaction.voided', resource_id: `bench/${i}`, created_at: now.toISOString() }, now));
+    }
+  })());
+
+const webhookScenarios: Scenario[] = [
+  {
+    operationId: 'createWebhookEndpoint',
+    variant: 'new account',
+    expectStatus: 201,
+    requestTarget: '≤ 2.1 (token lookup of a new account + 1 transaction)',
+    floor: { units: 1 + transactional(3), how: 'token read 1 RCU + count, endpoint, secret: 3 items ≤1 KB, transactional = 6 WCU' },
+    weight: 2,
+    prepare: async (context, count) => Promise.all(times(count, async () => createEndpointRequest(await context.freshToken()))),
+  },
+  {
+    operationId: 'listWebhookEndpoints',
+    variant: 'the account\'s 10',
+    expectStatus: 200,
+    requestTarget: '1',
+    floor: { units: 1, how: '10 items ≤ 4 KB together, consistent: 1 RCU' },
+    prepare: async (context, count) => {
+      await sharedEndpoints(context);
+      return times(count, () => ({ method: 'GET', path: '/v1.0/webhook_endpoints', headers: { 'X-Auth-Token': context.token } }));
+    },
+  },
+  {
+    operationId: 'getWebhookEndpoint',
+    variant: 'existing',
+    expectStatus: 200,
+    requestTarget: '1',
+    floor: { units: 1, how: '1 consistent read ≤4 KB = 1 RCU' },
+    prepare: async (context, count) => {
+      const ids = await sharedEndpoints(context);
+      return times(count, (i) => ({ method: 'GET', path: `/v1.0/webhook_endpoints/${ids[i % ids.length]}`, headers: { 'X-Auth-Token': context.token } }));
+    },
+  },
+  {
+    operationId: 'updateWebhookEndpoint',
+    variant: 'new description',
+    expectStatus: 200,
+    requestTarget: '2',
+    floor: { units: 1 + transactional(1), how: 'read 1 RCU + the endpoint, transactional: 2 WCU' },
+    prepare: async (context, count) => {
+      const ids = await sharedEndpoints(context);
+      return times(count, (i) => ({
+        method: 'PATCH',
+        path: `/v1.0/webhook_endpoints/${ids[i % ids.length]}`,
+        headers: headers(context),
+        body: json({ webhook_endpoint: { description: `bench ${context.unique()}` } }),
+      }));
+    },
+  },
+  {
+    operationId: 'deleteWebhookEndpoint',
+    variant: 'existing',
+    expectStatus: 200,
+    requestTarget: '≤ 2.1 (token lookup of a new account + 1 transaction)',
+    floor: { units: 1 + transactional(3), how: 'token read 1 RCU + endpoint, count, secret: 3 items ≤1 KB, transactional = 6 WCU' },
+    weight: 4,
+    prepare: async (context, count) =>
+      (await endpointsOfFreshAccounts(context, count)).map(({ token, id }) => ({ method: 'DELETE', path: `/v1.0/webhook_endpoints/${id}`, headers: { 'X-Auth-Token': token } })),
+  },
+  {
+    operationId: 'rotateWebhookSecret',
+    variant: 'existing',
+    expectStatus: 200,
+    requestTarget: '2',
+    floor: { units: 1 + transactional(2), how: 'read 1 RCU + check and secret, transactional: 4 WCU' },
+    prepare: async (context, count) => {
+      const ids = await sharedEndpoints(context);
+      return times(count, (i) => ({ method: 'POST', path: `/v1.0/webhook_endpoints/${ids[i % ids.length]}/rotate_secret`, headers: { 'X-Auth-Token': context.token } }));
+    },
+  },
+  {
+    operationId: 'listWebhookDeliveries',
+    variant: 'a page of 100',
+    expectStatus: 200,
+    requestTarget: '2',
+    floor: { units: (calls) => 1 + pageReadUnits(calls, DEFAULT_PAGE, true), how: 'endpoint read 1 RCU + the page\'s items, consistent: ceil(bytes / 4 KB) RCU' },
+    prepare: async (context, count) => {
+      const [endpoint] = await sharedEndpoints(context);
+      await sharedDeliveries(context, endpoint!);
+      return times(count, () => ({ method: 'GET', path: `/v1.0/webhook_endpoints/${endpoint}/deliveries`, headers: { 'X-Auth-Token': context.token } }));
+    },
+  },
+  {
+    // The bench's servers run no delivery queue, so the measured retry is one of a delivery the
+    // endpoint does not have: the reads of the route, without its update and its message.
+    operationId: 'retryWebhookDelivery',
+    variant: 'unknown delivery (404)',
+    expectStatus: 404,
+    requestTarget: '2',
+    floor: { units: 2, how: 'endpoint and delivery: 2 consistent reads ≤4 KB = 2 RCU' },
+    prepare: async (context, count) => {
+      const [endpoint] = await sharedEndpoints(context);
+      return times(count, (i) => ({
+        method: 'POST',
+        path: `/v1.0/webhook_endpoints/${endpoint}/deliveries/${1_000_000 + i}/retry`,
+        headers: { 'X-Auth-Token': context.token },
+      }));
+    },
+  },
+];
 
 export const scenarios: readonly Scenario[] = [
   {
@@ -464,6 +620,7 @@ export const scenarios: readonly Scenario[] = [
     prepare: async (context, count) =>
       (await newEvents(context, count)).map((id) => ({ method: 'DELETE', path: `/v1.0/events/${id}`, headers: { 'X-Auth-Token': context.token } })),
   },
+  ...webhookScenarios,
 ];
 
 /** Routes of the route table without a scenario: the bench cannot measure them. */

@@ -75,19 +75,43 @@ describe('tenant isolation', () => {
     const generatorId: number = created.json.code_generator.id;
     const issued = await call(api, 'core', 'POST', `/v1.0/codegen/${generatorId}/codes`, { token: owner.token, body: { count: 1 } });
     const [code] = issued.json.codes as string[];
+    const endpoint = await call(api, 'core', 'POST', '/v1.0/webhook_endpoints', { token: owner.token, body: { webhook_endpoint: { url: 'https://hooks.example.com/owner' } } });
+    const endpointId: number = endpoint.json.webhook_endpoint.id;
     const before = await Promise.all([eventsOf(owner.accountId), codeGeneratorsOf(owner.accountId)]);
-    const idOf = (path: string) => (path.startsWith('/v1.0/events') ? before[0][0]!.id : generatorId);
+    const ownerEndpoint = await call(api, 'core', 'GET', `/v1.0/webhook_endpoints/${endpointId}`, { token: owner.token });
+    const idOf = (path: string) => (path.startsWith('/v1.0/events') ? before[0][0]!.id : path.startsWith('/v1.0/webhook_endpoints') ? endpointId : generatorId);
     const bodyOf = (operationId: string) =>
-      operationId === 'updateCodeGenerator' ? { code_generator: { status: 'inactive' } } : operationId === 'issueCodes' ? { count: 1 } : undefined;
+      operationId === 'updateCodeGenerator'
+        ? { code_generator: { status: 'inactive' } }
+        : operationId === 'issueCodes'
+          ? { count: 1 }
+          : operationId === 'updateWebhookEndpoint'
+            ? { webhook_endpoint: { status: 'disabled' } }
+            : undefined;
 
     const withId = routes.filter((r) => r.path.includes('{id}'));
     expect(withId.map((r) => r.operationId).sort()).toEqual(
-      ['deleteEvent', 'getCode', 'getCodeGenerator', 'getEvent', 'issueCodes', 'listCodes', 'updateCodeGenerator'],
+      [
+        'deleteEvent',
+        'deleteWebhookEndpoint',
+        'getCode',
+        'getCodeGenerator',
+        'getEvent',
+        'getWebhookEndpoint',
+        'issueCodes',
+        'listCodes',
+        'listWebhookDeliveries',
+        'retryWebhookDelivery',
+        'rotateWebhookSecret',
+        'updateCodeGenerator',
+        'updateWebhookEndpoint',
+      ],
     );
     for (const route of withId) {
       const id = idOf(route.path);
       const absent = id + 10_000_000;
-      const path = (target: number) => route.path.replace('{id}', String(target)).replace('{code}', code!);
+      const path = (target: number) =>
+        route.path.replace('{id}', String(target)).replace('{code}', code!).replace('{event_id}', String(before[0][0]!.id));
       const body = bodyOf(route.operationId);
       const theirs = await call(api, route.host, route.method, path(id), { token: intruder.token, body });
       const none = await call(api, route.host, route.method, path(absent), { token: intruder.token, body });
@@ -97,6 +121,8 @@ describe('tenant isolation', () => {
       expect([...theirs.headers.keys()].sort()).toEqual([...none.headers.keys()].sort());
     }
     expect(await Promise.all([eventsOf(owner.accountId), codeGeneratorsOf(owner.accountId)])).toEqual(before);
+    const after = await call(api, 'core', 'GET', `/v1.0/webhook_endpoints/${endpointId}`, { token: owner.token });
+    expect(after.text).toBe(ownerEndpoint.text);
   });
 
   it("another account's writes never touch the first's: same void ids and the same Idempotency-Key make records of their own", async () => {
@@ -132,7 +158,7 @@ describe('request bodies over the limit', () => {
     const body = `{${'x'.repeat(16 * 1024)}`;
     expect(Buffer.byteLength(body)).toBe(16 * 1024 + 1);
     // Path parameters filled with well-formed values: the size is checked before anything is read.
-    const path = route.path.replace('{id}', '1');
+    const path = route.path.replace('{id}', '1').replace('{event_id}', '1');
     const response = await sendTo(api, route.host, { method: 'POST', path, headers: ['X-Auth-Token', account.token, 'Content-Type', 'application/json'], body });
     expect(response.status).toBe(413);
     expectClientError(route.host, response);

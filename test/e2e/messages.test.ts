@@ -97,6 +97,30 @@ describe('If-Match', () => {
     });
   });
 
+  it('the PATCH of a webhook endpoint answers the same 400 for each, and changes nothing', async () => {
+    const created = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', {
+      token: ctx.account.token,
+      body: { webhook_endpoint: { url: 'https://erp.example.com/tillgate/hooks' } },
+    });
+    expect(created.status, created.text).toBe(201);
+    const path = `/v1.0/webhook_endpoints/${created.json.webhook_endpoint.id}`;
+    const before = await call(ctx.api, 'core', 'GET', path, { token: ctx.account.token });
+    for (const value of ['abc', 'W/abc', '"unterminated', 'W/"a" "b"', `"${'a'.repeat(1100)}"`]) {
+      const response = await call(ctx.api, 'core', 'PATCH', path, {
+        token: ctx.account.token,
+        body: { webhook_endpoint: { description: 'changed' } },
+        headers: { 'If-Match': value },
+      });
+      expect(response.status, value).toBe(400);
+      expect(response.json).toEqual({
+        errors: [
+          { message: 'If-Match must be * or entity tags as the ETag header sends them, e.g. W/"…" (at most 1024 characters)', field: 'If-Match' },
+        ],
+      });
+    }
+    expect((await call(ctx.api, 'core', 'GET', path, { token: ctx.account.token })).text).toBe(before.text);
+  });
+
   it('a 412 carries no ETag, so a client that retries with the tag of a GET succeeds', async () => {
     const id = await create();
     const failed = await patch(id, 'W/"00000000000000000000000000000000"');

@@ -1,13 +1,18 @@
+import '../support/webhook-env.ts';
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken, newToken, type TokenScope } from '../../functions/commons/auth.ts';
 import { saveApiKey } from '../../functions/commons/data/api-keys.ts';
+import { newDelivery, putNewDelivery } from '../../functions/commons/data/webhook-deliveries.ts';
 import { routes, type Route } from '../../functions/routes.ts';
 import { newAccount } from '../support/accounts.ts';
 import { winterPromotion } from '../support/fixtures.ts';
 import { call } from '../support/http.ts';
 import { useLocalApi } from '../support/local-api.ts';
+import { startTestWebhooks } from '../support/local-webhooks.ts';
 import { eventsOf } from '../support/records.ts';
+import { startReceiver, type Receiver } from '../support/webhook-receiver.ts';
+import type { LocalWebhooks } from '../../local/webhooks.ts';
 
 /**
  * Scopes, walking the route table: every route under a token of every scope answers its success
@@ -15,6 +20,18 @@ import { eventsOf } from '../support/records.ts';
  * request is read. A new route needs a success request below: the walk fails until it has one.
  */
 const ctx = useLocalApi();
+// The retry route sends to the delivery queue: the local stack's queue and sender, delivering to a
+// receiver. No stream reader: the retry's delivery is written as the fan-out writes it.
+let webhooks: LocalWebhooks;
+let receiver: Receiver;
+beforeAll(async () => {
+  webhooks = await startTestWebhooks({ streams: false });
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await webhooks?.close();
+  await receiver?.close();
+});
 
 interface Setup {
   /** A token of scope `all` in the same account, to create what a request needs. */
@@ -44,6 +61,31 @@ const anEvent = async (setup: Setup): Promise<number> => {
   return event!.id;
 };
 
+/** Deletes the account's webhook endpoints (an account has at most 10), so that one more fits. */
+const roomForAnEndpoint = async ({ token }: Setup): Promise<void> => {
+  const listed = await call(ctx.api, 'core', 'GET', '/v1.0/webhook_endpoints', { token });
+  expect(listed.status, listed.text).toBe(200);
+  for (const { id } of listed.json.webhook_endpoints as { id: number }[]) {
+    const deleted = await call(ctx.api, 'core', 'DELETE', `/v1.0/webhook_endpoints/${id}`, { token });
+    expect(deleted.status, deleted.text).toBe(200);
+  }
+};
+const anEndpointBody = () => ({ webhook_endpoint: { url: `${receiver.url}/hooks/scopes-${randomUUID()}` } });
+const anEndpoint = async (setup: Setup): Promise<number> => {
+  await roomForAnEndpoint(setup);
+  const response = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', { token: setup.token, body: anEndpointBody() });
+  expect(response.status, response.text).toBe(201);
+  return response.json.webhook_endpoint.id;
+};
+/** An endpoint and the delivery of an event made after it, written as the fan-out writes it. */
+const aDelivery = async (setup: Setup): Promise<{ endpointId: number; eventId: number }> => {
+  const endpointId = await anEndpoint(setup);
+  const eventId = await anEvent(setup);
+  const event = (await eventsOf(setup.accountId)).find((e) => e.id === eventId)!;
+  expect(await putNewDelivery(newDelivery(setup.accountId, endpointId, event, new Date()))).toBe(true);
+  return { endpointId, eventId };
+};
+
 /** One request per operation that succeeds for a token allowed to make it. */
 const SUCCESS: Record<string, (setup: Setup) => Promise<SuccessRequest>> = {
   createCodeGenerator: async () => ({ path: '/v1.0/codegen', body: { code_generator: winterPromotion }, status: 201 }),
@@ -63,6 +105,24 @@ const SUCCESS: Record<string, (setup: Setup) => Promise<SuccessRequest>> = {
   listEvents: async () => ({ path: '/v1.0/events', status: 200 }),
   getEvent: async (setup) => ({ path: `/v1.0/events/${await anEvent(setup)}`, status: 200 }),
   deleteEvent: async (setup) => ({ path: `/v1.0/events/${await anEvent(setup)}`, status: 200 }),
+  createWebhookEndpoint: async (setup) => {
+    await roomForAnEndpoint(setup);
+    return { path: '/v1.0/webhook_endpoints', body: anEndpointBody(), status: 201 };
+  },
+  listWebhookEndpoints: async () => ({ path: '/v1.0/webhook_endpoints', status: 200 }),
+  getWebhookEndpoint: async (setup) => ({ path: `/v1.0/webhook_endpoints/${await anEndpoint(setup)}`, status: 200 }),
+  updateWebhookEndpoint: async (setup) => ({
+    path: `/v1.0/webhook_endpoints/${await anEndpoint(setup)}`,
+    body: { webhook_endpoint: { description: 'changed' } },
+    status: 200,
+  }),
+  deleteWebhookEndpoint: async (setup) => ({ path: `/v1.0/webhook_endpoints/${await anEndpoint(setup)}`, status: 200 }),
+  rotateWebhookSecret: async (setup) => ({ path: `/v1.0/webhook_endpoints/${await anEndpoint(setup)}/rotate_secret`, status: 200 }),
+  listWebhookDeliveries: async (setup) => ({ path: `/v1.0/webhook_endpoints/${await anEndpoint(setup)}/deliveries`, status: 200 }),
+  retryWebhookDelivery: async (setup) => {
+    const { endpointId, eventId } = await aDelivery(setup);
+    return { path: `/v1.0/webhook_endpoints/${endpointId}/deliveries/${eventId}/retry`, status: 202 };
+  },
   voidTransaction: async () => ({
     path: '/v2.0/voided_transactions',
     body: { transaction: { site_id: 'S1', pos_transaction_id: randomUUID() } },

@@ -1,5 +1,7 @@
 import { hosts, routes } from '../../functions/routes.ts';
 import { tableIds } from '../../functions/commons/tables.ts';
+import { queueIds } from '../../functions/commons/queues.ts';
+import { workers } from '../../functions/workers.ts';
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/build.ts';
@@ -16,8 +18,13 @@ function warningsFor(context: Record<string, string>): string[] {
   return stack.node.metadata.filter((entry) => entry.type === 'aws:cdk:warning').map((entry) => String(entry.data));
 }
 
-/** Two per API, per function and per table (infra/constructs/observability.ts): the count follows the declarations. */
-const ALARMS = 2 * (Object.keys(hosts).length + routes.length + tableIds.length);
+/**
+ * Two per API, per function (routes and workers) and per table, and the webhook alarms: attempts
+ * failing, two per stream worker (iterator age, failure destination), one per queue (dead
+ * letters) (infra/constructs/observability.ts): the count follows the declarations.
+ */
+const streamWorkers = workers.filter((w) => w.trigger.kind === 'stream').length;
+const ALARMS = 2 * (Object.keys(hosts).length + routes.length + workers.length + tableIds.length) + 1 + 2 * streamWorkers + queueIds.length;
 const WARNING =
   `Stage "prod" is a production stage (ephemeral is not set) and its ${ALARMS} alarms notify nobody: deploy with ` +
   '-c alarmEmail=… and/or -c alarmTopicArn=… (see docs/deploying.md, "Deploy"). ' +

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes';
 import { tables } from '#commons/tables';
+import { workers } from '#functions/workers';
 import { findBundles } from '../../infra/bundles.ts';
 import { PROJECT_ROOT } from '../../infra/tillgate-stack.ts';
 
@@ -13,16 +14,16 @@ import { PROJECT_ROOT } from '../../infra/tillgate-stack.ts';
 const cdkOut = path.join(PROJECT_ROOT, 'cdk.out');
 
 describe('findBundles', () => {
-  it('maps every route of the table to its built ESM bundle', () => {
+  it('maps every route and every worker of the tables to its built ESM bundle', () => {
     const bundles = findBundles(cdkOut);
-    expect(Object.keys(bundles).sort()).toEqual(routes.map((r) => r.operationId).sort());
+    expect(Object.keys(bundles).sort()).toEqual([...routes.map((r) => r.operationId), ...workers.map((w) => w.name)].sort());
     for (const [operationId, file] of Object.entries(bundles)) {
       expect(path.isAbsolute(file), operationId).toBe(true);
       expect(file).toMatch(/[/\\]asset\.[0-9a-f]{64}[/\\]index\.mjs$/);
       expect(statSync(file).size, operationId).toBeGreaterThan(1000);
       expect(statSync(`${file}.map`).size, `${operationId} source map`).toBeGreaterThan(0);
     }
-    expect(new Set(Object.values(bundles)).size).toBe(routes.length);
+    expect(new Set(Object.values(bundles)).size).toBe(routes.length + workers.length);
   });
 
   it('gives bundles that load on Node.js 24 and export a handler', async () => {
@@ -32,7 +33,8 @@ describe('findBundles', () => {
       const module = (await import(file)) as { handler?: unknown };
       expect(typeof module.handler, file).toBe('function');
     }
-  });
+    // Twenty bundles of about 1 MiB each, through vitest's module loader on a shared two-core machine.
+  }, 120_000);
 
   it('carries only the validators of its own route (and ajv-formats only where a format is checked)', () => {
     const expected: Record<string, string[]> = {
@@ -49,6 +51,16 @@ describe('findBundles', () => {
       listCodes: ['codeListQuery', 'idPath'],
       redeemCodes: ['codesRedemption'],
       validateCodes: ['codesRedemption'],
+      createWebhookEndpoint: ['webhookEndpointCreate'],
+      listWebhookEndpoints: ['listQuery'],
+      getWebhookEndpoint: ['idPath'],
+      updateWebhookEndpoint: ['idPath', 'webhookEndpointPatch'],
+      deleteWebhookEndpoint: ['idPath'],
+      rotateWebhookSecret: ['emptyObject', 'idPath'],
+      listWebhookDeliveries: ['idPath', 'listQuery'],
+      retryWebhookDelivery: ['deliveryPath', 'emptyObject'],
+      fanOutWebhookEvents: [],
+      sendWebhookDeliveries: [],
     };
     for (const [operationId, file] of Object.entries(findBundles(cdkOut))) {
       const text = readFileSync(file, 'utf8');

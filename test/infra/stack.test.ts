@@ -7,6 +7,7 @@ import { hosts, routes, type HostId, type Route, type TableAccess } from '#funct
 import { tableIds, tables, type TableId, type TableSpec } from '#commons/tables';
 
 const specOf = (id: TableId): TableSpec => tables[id];
+import { workers } from '#functions/workers';
 import { logicalId, synthesize, type Synthesized } from './synth.ts';
 
 type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[]; DeletionPolicy?: string; UpdateReplacePolicy?: string; Metadata?: Record<string, unknown> };
@@ -64,7 +65,7 @@ describe('routes come from the route table', () => {
       );
     }
     expect(ofType('AWS::ApiGateway::RestApi')).toHaveLength(Object.keys(hosts).length);
-    expect(ofType('AWS::Lambda::Function')).toHaveLength(routes.length);
+    expect(ofType('AWS::Lambda::Function')).toHaveLength(routes.length + workers.length);
     expect(new Set(routes.map(functionId)).size).toBe(routes.length);
   });
 });
@@ -292,11 +293,20 @@ describe('each function touches only its declared tables, with only the actions 
       if (!actions.includes('BatchGetItem')) expect([...grants.get(tableId(id))!.table], `${route.operationId} on ${id}`).not.toContain('dynamodb:BatchGetItem');
     }
 
-    // Apart from its tables: its own log group, and X-Ray (which has no resource-level permissions).
-    const others = ofType('AWS::IAM::Policy')
+    // Apart from its tables: its own log group, and X-Ray (which has no resource-level permissions);
+    // a route that names a queue may send to it, and nothing else on it.
+    const statements = ofType('AWS::IAM::Policy')
       .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
-      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
-      .filter((s: any) => ![s.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
+    const sqs = statements.filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('sqs:')));
+    expect(sqs).toEqual(
+      (route.queues ?? []).map((queueId) => ({
+        Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+        Effect: 'Allow',
+        Resource: { 'Fn::GetAtt': [logicalId(synth.stack, synth.stack.workers.queues[queueId]), 'Arn'] },
+      })),
+    );
+    const others = statements.filter((s: any) => ![s.Action].flat().some((a: string) => a.startsWith('dynamodb:') || a.startsWith('sqs:')));
     expect(others).toEqual([
       {
         Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
@@ -329,6 +339,59 @@ describe('each function touches only its declared tables, with only the actions 
       [tableId('codes')]: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
       [tableId('events')]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
     });
+  });
+
+  /**
+   * A worker's role (functions/workers.ts) held to the same rule: on each table exactly the
+   * actions its row declares; besides, only what its trigger needs (the stream's reads, the
+   * queue's receive and delete), sending to the queues it names (and a stream's failure queue),
+   * its own log group and X-Ray.
+   */
+  it.each(workers.map((worker) => [worker.name, worker] as const))('worker %s', (name, worker) => {
+    const fn = synth.stack.workers.functions.get(name)!;
+    const roleId = logicalId(synth.stack, fn.executionRole);
+    expect(resources[roleId]!.Properties.ManagedPolicyArns).toBeUndefined();
+    const statements = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+      .flatMap((statement: any) => [statement.Resource].flat().map((resource: any) => ({ actions: [statement.Action].flat() as string[], resource })));
+    const queueArn = (queue: object) => ({ 'Fn::GetAtt': [logicalId(synth.stack, queue as never), 'Arn'] });
+
+    const onTables = new Map<string, string[]>();
+    const rest: { actions: string[]; resource: unknown }[] = [];
+    for (const { actions, resource } of statements) {
+      const [target, attribute] = (resource as any)['Fn::GetAtt'] ?? [];
+      if (attribute === 'Arn' && resources[target]?.Type === 'AWS::DynamoDB::Table') {
+        onTables.set(target, [...(onTables.get(target) ?? []), ...actions]);
+      } else rest.push({ actions: [...actions].sort(), resource });
+    }
+    const declared = Object.entries(worker.tables) as [TableId, TableAccess][];
+    expect(Object.fromEntries([...onTables].map(([table, actions]) => [table, actions.sort()]))).toEqual(
+      Object.fromEntries(declared.map(([id, actions]) => [tableId(id), actions.map((a) => `dynamodb:${a}`).sort()])),
+    );
+
+    const trigger = worker.trigger;
+    const expected: { actions: string[]; resource: unknown }[] = [
+      { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resource: { 'Fn::GetAtt': [logicalId(synth.stack, fn.logGroupResource), 'Arn'] } },
+    ];
+    const sends = (worker.queues ?? []).map((queueId) => queueArn(synth.stack.workers.queues[queueId]));
+    const send = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
+    if (trigger.kind === 'stream') {
+      expected.push(
+        { actions: ['dynamodb:ListStreams', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments'], resource: '*' },
+        { actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], resource: { 'Fn::GetAtt': [tableId(trigger.table), 'StreamArn'] } },
+        ...[queueArn(synth.stack.workers.failureQueues.get(name)!), ...sends].map((resource) => ({ actions: send, resource })),
+      );
+    } else {
+      expected.push({ actions: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], resource: '*' });
+      const own = queueArn(synth.stack.workers.queues[trigger.queue]);
+      const receive = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
+      const sendsToOwn = (worker.queues ?? []).includes(trigger.queue);
+      expected.push({ actions: sendsToOwn ? [...receive, 'sqs:SendMessage'].sort() : receive, resource: own });
+      for (const resource of sends) if (JSON.stringify(resource) !== JSON.stringify(own)) expected.push({ actions: send, resource });
+    }
+    const key = (s: { resource: unknown; actions: string[] }) => JSON.stringify(s.resource) + s.actions.join();
+    expect(rest.sort((a, b) => key(a).localeCompare(key(b)))).toEqual(expected.sort((a, b) => key(a).localeCompare(key(b))));
   });
 });
 
@@ -415,7 +478,7 @@ describe('APIs', () => {
   it('gives every log group a retention', () => {
     const groups = ofType('AWS::Logs::LogGroup');
     // a log group per function, plus access and execution logs per host
-    expect(groups).toHaveLength(routes.length + 2 * Object.keys(hosts).length);
+    expect(groups).toHaveLength(routes.length + workers.length + 2 * Object.keys(hosts).length);
     for (const [, group] of groups) expect(group.Properties.RetentionInDays).toBe(30);
   });
 
@@ -513,7 +576,8 @@ describe('on-call', () => {
     JSON.stringify(alarm).match(/"Ref":"[A-Za-z0-9]+"/g) ?? [];
 
   it('alarms on 5xx rate and p99 latency per API, errors and throttles per function, throttles and system errors per table', () => {
-    expect(alarms()).toHaveLength(2 * Object.keys(hosts).length + 2 * routes.length + 2 * tableIds.length);
+    // and the webhook alarms (test/infra/webhooks.test.ts): attempts failing, the stream's iterator age and failure destination, dead letters
+    expect(alarms()).toHaveLength(2 * Object.keys(hosts).length + 2 * (routes.length + workers.length) + 2 * tableIds.length + 4);
     const mentions = (id: string) => alarms().filter((a) => dimensionRefs(a).includes(`"Ref":"${id}"`));
     for (const host of Object.keys(hosts) as HostId[]) {
       const apiName = `tillgate-prod-${host}`;
@@ -562,11 +626,13 @@ describe('on-call', () => {
         'tillgate-prod/errors-by-route',
         'tillgate-prod/request-by-x-request-id',
         'tillgate-prod/slowest-requests',
+        'tillgate-prod/webhook-deliveries-of-one-endpoint',
       ],
     );
-    const functionLogGroups = routes.map((r) =>
-      logicalId(synth.stack, synth.stack.functions.get(r.operationId)!.logGroupResource),
-    );
+    const functionLogGroups = [
+      ...routes.map((r) => synth.stack.functions.get(r.operationId)!),
+      ...workers.map((w) => synth.stack.workers.functions.get(w.name)!),
+    ].map((fn) => logicalId(synth.stack, fn.logGroupResource));
     const byId = queries.get('tillgate-prod/request-by-x-request-id')!;
     expect(byId.QueryString).toContain('filter request_id = ');
     const accessLogGroups = (Object.keys(hosts) as HostId[]).map((host) =>

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { HttpError, isTransientFault, serviceUnavailable, type Problem } from '../errors.ts';
+import { badRequest, HttpError, isTransientFault, serviceUnavailable, type Problem } from '../errors.ts';
 import { coreErrorBody } from '../hosts/core.ts';
 import { posErrorBody } from '../hosts/pos.ts';
 import { logger, recordRequestMetrics } from '../observability.ts';
@@ -83,6 +83,18 @@ const ENTITY_TAG = '(?:W/)?"[\\x21\\x23-\\x7e\\x80-\\xff]*"';
 const ENTITY_TAG_LIST = new RegExp(`^[ \\t]*(?:\\*|${ENTITY_TAG}(?:[ \\t]*,[ \\t]*${ENTITY_TAG})*)[ \\t]*$`);
 
 export const isEntityTagList = (value: string) => value.length <= MAX_IF_MATCH_LENGTH && ENTITY_TAG_LIST.test(value);
+
+/** The If-Match header of a conditional PATCH: absent, or entity tags (else 400 naming it). */
+export function ifMatchOf(headers: Readonly<Record<string, string | undefined>>): string | undefined {
+  const ifMatch = headers['if-match'];
+  if (ifMatch !== undefined && !isEntityTagList(ifMatch)) {
+    throw badRequest(
+      `If-Match must be * or entity tags as the ETag header sends them, e.g. W/"…" (at most ${MAX_IF_MATCH_LENGTH} characters)`,
+      'If-Match',
+    );
+  }
+  return ifMatch;
+}
 
 /** Weak comparison (RFC 9110 §13.1.2): `W/"x"` matches `"x"`; `*` matches anything. */
 export function etagMatches(condition: string | undefined, etag: string): boolean {

@@ -12,6 +12,8 @@ export interface BodyOptions {
   readonly schema: GeneratedSchema;
   /** POS agents of many versions: `null` means absent and unknown keys are dropped. */
   readonly lenient?: boolean;
+  /** The body may be left out (an action with nothing to say: `{}` or no body at all). */
+  readonly optional?: boolean;
 }
 
 /**
@@ -37,6 +39,10 @@ export function jsonBody(options: BodyOptions): ApiMiddleware {
       const mediaTypeProblem = contentType === undefined ? undefined : jsonMediaTypeProblem(contentType);
       if (mediaTypeProblem) throw unsupportedMediaType(mediaTypeProblem);
       const text = decodeUtf8Body(bytes);
+      if (text.trim() === '' && options.optional) {
+        (request as ApiRequest).event.body = {};
+        return;
+      }
       if (text.trim() === '') throw badRequest(`Request body is required: ${describeShape}`);
 
       let parsed: unknown;

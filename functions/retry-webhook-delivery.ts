@@ -1,0 +1,43 @@
+import { api, type Reply } from '#commons/api';
+import { conflict, notFound } from '#commons/errors';
+import { findDelivery, restartDelivery } from '#commons/data/webhook-deliveries';
+import { findEndpoint } from '#commons/data/webhook-endpoints';
+import { presentDelivery } from '#commons/presenters';
+import deliveryPath from '#commons/schemas/deliveryPath.generated';
+import emptyObject from '#commons/schemas/emptyObject.generated';
+import { enqueueDeliveries } from '#commons/webhook-queue';
+import { originOf } from '#commons/webhooks';
+
+/**
+ * Sends the event again now, signed afresh, whatever the delivery's state (a `failed` one too):
+ * a new generation of the delivery, so a retry already waiting in the queue becomes stale and
+ * sends nothing. Should the attempt fail, the schedule goes on from the delivery's attempts.
+ */
+export const handler = api<Record<string, never>, { id: number; event_id: number }>({
+  host: 'core',
+  operationId: 'retryWebhookDelivery',
+  path: deliveryPath,
+  body: { schema: emptyObject, optional: true },
+}).handler(async (event, context): Promise<Reply> => {
+  const { id, event_id: eventId } = event.params;
+  const endpoint = await findEndpoint(context.accountId, id);
+  if (!endpoint) throw notFound(`Webhook endpoint ${id} not found`);
+  const missing = () => notFound(`Webhook endpoint ${id} has no delivery of event ${eventId}`);
+  if (!(await findDelivery(context.accountId, id, eventId))) throw missing();
+  if (endpoint.status !== 'enabled') throw conflict(`Webhook endpoint ${id} is disabled: enable it (PATCH status "enabled") before retrying`);
+  const now = new Date();
+  const delivery = await restartDelivery(context.accountId, id, eventId, now);
+  if (!delivery) throw missing();
+  await enqueueDeliveries([
+    {
+      account_id: context.accountId,
+      endpoint_id: id,
+      event_id: eventId,
+      generation: delivery.generation,
+      attempts: delivery.attempts,
+      due_at: now.getTime(),
+      origin: originOf(endpoint.url),
+    },
+  ]);
+  return { statusCode: 202, body: { delivery: presentDelivery(delivery) } };
+});

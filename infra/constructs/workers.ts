@@ -1,0 +1,131 @@
+import path from 'node:path';
+import { Duration, type RemovalPolicy, Tags, Validations } from 'aws-cdk-lib';
+import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { queueIds, queues, type QueueId } from '#commons/queues';
+import type { TableId } from '#commons/tables';
+import type { TableAccess } from '#functions/routes';
+import { workers, type Worker } from '#functions/workers';
+import type { DataTables } from './data-tables.ts';
+import { FunctionWithLogGroup } from './function-with-log-group.ts';
+
+export interface WorkersProps {
+  readonly projectRoot: string;
+  readonly tables: DataTables;
+  readonly logRetention: RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+  readonly environment: Readonly<Record<string, string>>;
+}
+
+/** A queue where messages end when everything else failed: it has no dead-letter queue of its own, by design. */
+function lastStop(queue: Queue, what: string): void {
+  const reason = `This is ${what}: the last stop of messages that failed everywhere else, watched by an alarm; a dead-letter queue of it would only hide them one level further.`;
+  Validations.of(queue).acknowledge({ id: 'AwsSolutions-SQS3', reason });
+  Validations.of(queue).acknowledge({ id: 'Serverless-SQSRedrivePolicy', reason });
+}
+
+const pascal = (id: string) => id.charAt(0).toUpperCase() + id.slice(1);
+
+/**
+ * The queues of functions/commons/queues.ts (each with a dead-letter queue) and the workers of
+ * functions/workers.ts, each with the event source its trigger names:
+ * - a stream: DynamoDB stream of the table, only INSERTs (a filter), bisected on error, partial
+ *   batch failures, bounded retries and record age, and an SQS on-failure destination;
+ * - a queue: SQS with partial batch responses and a concurrency ceiling.
+ * Nothing here names a worker or a queue by hand.
+ */
+export class Workers extends Construct {
+  readonly functions = new Map<string, FunctionWithLogGroup>();
+  readonly queues = {} as Record<QueueId, Queue>;
+  readonly deadLetterQueues = {} as Record<QueueId, Queue>;
+  /** Stream workers' on-failure destinations, by worker name. */
+  readonly failureQueues = new Map<string, Queue>();
+
+  constructor(scope: Construct, id: string, props: WorkersProps) {
+    super(scope, id);
+    for (const queueId of queueIds) {
+      const consumer = workers.find((w) => w.trigger.kind === 'queue' && w.trigger.queue === queueId);
+      const maxReceiveCount = consumer?.trigger.kind === 'queue' ? consumer.trigger.maxReceiveCount : 5;
+      const dlq = new Queue(this, `${pascal(queueId)}DeadLetterQueue`, {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        retentionPeriod: Duration.days(14),
+      });
+      this.deadLetterQueues[queueId] = dlq;
+      lastStop(dlq, `the dead-letter queue of ${queueId}`);
+      this.queues[queueId] = new Queue(this, `${pascal(queueId)}Queue`, {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        // AWS's advice for a Lambda consumer: at least six times its timeout.
+        visibilityTimeout: Duration.seconds(6 * (consumer?.timeoutSeconds ?? 30)),
+        // A message waits at most 900 s (a longer wait is a chain of hops), so a day is ample.
+        retentionPeriod: Duration.days(1),
+        deadLetterQueue: { queue: dlq, maxReceiveCount },
+      });
+    }
+
+    for (const worker of workers) {
+      const fn = new FunctionWithLogGroup(this, `${pascal(worker.name)}Function`, {
+        operationId: worker.name,
+        entry: path.join(props.projectRoot, worker.entry),
+        description: `tillgate worker ${worker.name}: ${worker.summary}`.slice(0, 256),
+        projectRoot: props.projectRoot,
+        logRetention: props.logRetention,
+        removalPolicy: props.removalPolicy,
+        environment: props.environment,
+        timeout: Duration.seconds(worker.timeoutSeconds),
+        invokedBy: worker.trigger.kind,
+      });
+      for (const [tableId, access] of Object.entries(worker.tables) as [TableId, TableAccess][]) {
+        fn.bindTable(props.tables.byId[tableId], access);
+      }
+      for (const queueId of worker.queues ?? []) fn.bindQueue(this.queues[queueId], queues[queueId].envVar);
+      this.addEventSource(fn, worker, props.tables);
+      Tags.of(fn).add('tillgate:worker', worker.name);
+      this.functions.set(worker.name, fn);
+    }
+  }
+
+  private addEventSource(fn: FunctionWithLogGroup, worker: Worker, tables: DataTables): void {
+    const trigger = worker.trigger;
+    if (trigger.kind === 'stream') {
+      const failures = new Queue(this, `${pascal(worker.name)}FailureQueue`, {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        retentionPeriod: Duration.days(14),
+      });
+      this.failureQueues.set(worker.name, failures);
+      lastStop(failures, `the on-failure destination of ${worker.name}'s stream event source`);
+      fn.addEventSource(
+        new DynamoEventSource(tables.byId[trigger.table].table, {
+          startingPosition: StartingPosition.LATEST,
+          batchSize: trigger.batchSize,
+          bisectBatchOnError: true,
+          reportBatchItemFailures: true,
+          retryAttempts: trigger.retryAttempts,
+          maxRecordAge: Duration.seconds(trigger.maxRecordAgeSeconds),
+          onFailure: new SqsDlq(failures),
+          // Only new items: an acknowledging DELETE or TTL's removal is not an event to deliver.
+          filters: [FilterCriteria.filter({ eventName: FilterRule.isEqual('INSERT') })],
+        }),
+      );
+    } else {
+      fn.addEventSource(
+        new SqsEventSource(this.queues[trigger.queue], {
+          batchSize: trigger.batchSize,
+          reportBatchItemFailures: true,
+          maxConcurrency: trigger.maxConcurrency,
+        }),
+      );
+      Validations.of(fn).acknowledge({
+        id: 'Serverless-LambdaEventSourceMappingDestination',
+        reason:
+          'An SQS event source mapping takes no on-failure destination: a message that keeps failing goes to the ' +
+          "queue's own dead-letter queue (redrive policy, maxReceiveCount), which has an alarm.",
+      });
+    }
+  }
+}

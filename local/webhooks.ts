@@ -1,0 +1,440 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record as StreamRecord,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { queueIds, type QueueId } from '../functions/commons/queues.ts';
+import { LOCAL_QUEUES, type LocalQueue, type QueuedMessage } from '../functions/commons/webhook-queue.ts';
+import { workers, type Worker } from '../functions/workers.ts';
+import { localClient } from './dynamodb.ts';
+
+/**
+ * The local stand-ins for what drives the workers of functions/workers.ts in AWS, running the
+ * same handlers:
+ * - a poller of DynamoDB Local's stream on the events table (Lambda's stream event source):
+ *   batches of new records, only INSERTs (the event source's filter), retried from the first
+ *   failed record (reportBatchItemFailures) a bounded number of times, then logged as sent to
+ *   the failure destination. It starts at LATEST when the local stack starts: events committed
+ *   while it was stopped are not delivered (nor sent again after a restart). Shards that appear
+ *   later are read from TRIM_HORIZON; the stream is described again every second to find them.
+ *   Bisection of a failing batch is not emulated: a batch is retried from its first failed record.
+ * - an in-process queue standing in for SQS: each message is handed to the sender after its
+ *   delay, one message per invocation, at most `concurrency` at once and `perOrigin` per
+ *   receiver origin (so a hanging receiver holds only its own slots); a message that fails is
+ *   delivered again after `visibilityMs`, up to `maxReceiveCount` times (at least once, like
+ *   SQS). Messages live in memory only: a restart of npm start loses the retries it was waiting on.
+ */
+type WorkerHandler = (event: unknown, context: Context) => Promise<unknown>;
+export type WorkerLoader = (worker: Worker) => Promise<WorkerHandler>;
+
+export const sourceWorkers: WorkerLoader = async (worker) =>
+  (await import(pathToFileURL(resolve(worker.entry)).href)).handler as WorkerHandler;
+
+export function bundledWorkers(bundles: Record<string, string>): WorkerLoader {
+  return async (worker) => {
+    const file = bundles[worker.name];
+    if (!file) throw new Error(`No bundle for ${worker.name}: run cdk synth first`);
+    return (await import(pathToFileURL(file).href)).handler as WorkerHandler;
+  };
+}
+
+export interface LocalWebhookOptions {
+  /** DynamoDB Local's endpoint. */
+  readonly endpoint: string;
+  /** Physical table names by table id (the stream's table is looked up here). */
+  readonly tableNames: Record<string, string>;
+  readonly loadWorker: WorkerLoader;
+  readonly log?: (line: string) => void;
+  readonly pollIntervalMs?: number;
+  readonly concurrency?: number;
+  readonly perOrigin?: number;
+  readonly visibilityMs?: number;
+  /**
+   * Read the streams (default true). A test file that needs only the queue says false.
+   */
+  readonly streams?: boolean;
+  /**
+   * Hand on only the stream records of these accounts (default: every account). Test files
+   * running side by side share the test tables: each reader of the events stream takes only the
+   * events of the accounts its own file made, so no file's deliveries and retries end up in
+   * another file's in-memory queue, which is dropped when that file ends.
+   */
+  readonly acceptsAccount?: (accountId: number) => boolean;
+}
+
+export interface LocalWebhooks {
+  readonly queues: Record<QueueId, LocalDeliveryQueue>;
+  close(): Promise<void>;
+}
+
+const lambdaContext = (name: string): Context =>
+  ({
+    awsRequestId: randomUUID(),
+    functionName: `tillgate-local-${name}`,
+    getRemainingTimeInMillis: () => 30_000,
+  }) as Context;
+
+export async function startLocalWebhooks(options: LocalWebhookOptions): Promise<LocalWebhooks> {
+  const log = options.log ?? ((line) => process.stdout.write(`${line}\n`));
+  const queues = {} as Record<QueueId, LocalDeliveryQueue>;
+  const pollers: StreamPoller[] = [];
+  for (const worker of workers) {
+    const handler = await options.loadWorker(worker);
+    if (worker.trigger.kind === 'queue') {
+      queues[worker.trigger.queue] = new LocalDeliveryQueue(worker, handler, {
+        concurrency: options.concurrency ?? 64,
+        perOrigin: options.perOrigin ?? 8,
+        visibilityMs: options.visibilityMs ?? 5000,
+        log,
+      });
+    }
+  }
+  for (const id of queueIds) if (!queues[id]) throw new Error(`No worker consumes queue ${id}`);
+  (globalThis as Record<symbol, unknown>)[LOCAL_QUEUES] = queues;
+
+  for (const worker of workers) {
+    if (worker.trigger.kind !== 'stream' || options.streams === false) continue;
+    const handler = await options.loadWorker(worker);
+    const poller = new StreamPoller(
+      worker,
+      handler,
+      options.endpoint,
+      options.tableNames[worker.trigger.table]!,
+      options.pollIntervalMs ?? 100,
+      log,
+      options.acceptsAccount ?? (() => true),
+    );
+    await poller.start();
+    pollers.push(poller);
+  }
+
+  return {
+    queues,
+    close: async () => {
+      await Promise.all(pollers.map((poller) => poller.stop()));
+      await Promise.all(Object.values(queues).map((queue) => queue.stop()));
+      delete (globalThis as Record<symbol, unknown>)[LOCAL_QUEUES];
+    },
+  };
+}
+
+// ---------------------------------------------------------------- the stream
+
+class StreamPoller {
+  private readonly streams: DynamoDBStreamsClient;
+  private readonly iterators = new Map<string, string>();
+  private readonly known = new Set<string>();
+  /** The last sequence number handed on, per shard: where to resume when an iterator is lost. */
+  private readonly handled = new Map<string, bigint>();
+  private streamArn = '';
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  private lastDescribe = 0;
+
+  constructor(
+    private readonly worker: Worker,
+    private readonly handler: WorkerHandler,
+    private readonly endpoint: string,
+    private readonly tableName: string,
+    private readonly intervalMs: number,
+    private readonly log: (line: string) => void,
+    private readonly acceptsAccount: (accountId: number) => boolean,
+  ) {
+    this.streams = new DynamoDBStreamsClient({
+      endpoint,
+      region: process.env.AWS_REGION ?? 'local',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 2,
+    });
+  }
+
+  async start(): Promise<void> {
+    const tables = localClient(this.endpoint);
+    try {
+      const { Table } = await tables.send(new DescribeTableCommand({ TableName: this.tableName }));
+      if (!Table?.LatestStreamArn) throw new Error(`Table ${this.tableName} has no stream`);
+      this.streamArn = Table.LatestStreamArn;
+    } finally {
+      tables.destroy();
+    }
+    // Open shards as they are now: from LATEST. Shards found later: from their start.
+    await this.discover('LATEST');
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+    this.streams.destroy();
+  }
+
+  private async discover(position: 'LATEST' | 'TRIM_HORIZON'): Promise<void> {
+    this.lastDescribe = Date.now();
+    let start: string | undefined;
+    do {
+      const { StreamDescription } = await this.streams.send(new DescribeStreamCommand({ StreamArn: this.streamArn, ExclusiveStartShardId: start }));
+      for (const shard of StreamDescription?.Shards ?? []) {
+        const shardId = shard.ShardId!;
+        if (this.known.has(shardId)) continue;
+        this.known.add(shardId);
+        // A shard closed before we started holds nothing new.
+        if (position === 'LATEST' && shard.SequenceNumberRange?.EndingSequenceNumber) continue;
+        const { ShardIterator } = await this.streams.send(
+          new GetShardIteratorCommand({ StreamArn: this.streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }),
+        );
+        if (!ShardIterator) continue;
+        this.iterators.set(shardId, ShardIterator);
+        if (position === 'LATEST') await this.skipToEnd(shardId);
+      }
+      start = StreamDescription?.LastEvaluatedShardId;
+    } while (start);
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        if (Date.now() - this.lastDescribe > 1000) await this.discover('TRIM_HORIZON');
+        let busy = false;
+        for (const shardId of [...this.iterators.keys()]) busy = (await this.poll(shardId)) || busy;
+        if (!busy) await sleep(this.intervalMs);
+      } catch (error) {
+        if (this.stopped) break;
+        this.log(JSON.stringify({ level: 'WARN', message: 'local stream poller: retrying', worker: this.worker.name, error: String(error) }));
+        await sleep(1000);
+      }
+    }
+  }
+
+  /**
+   * Reads an open shard to its current end without handing anything on, and remembers the last
+   * sequence number: "LATEST", as a position this poller can return to should DynamoDB Local
+   * refuse the iterator later (see poll).
+   */
+  private async skipToEnd(shardId: string): Promise<void> {
+    for (;;) {
+      const page = await this.streams.send(new GetRecordsCommand({ ShardIterator: this.iterators.get(shardId)!, Limit: 1000 }));
+      const last = page.Records?.at(-1)?.dynamodb?.SequenceNumber;
+      if (last) this.handled.set(shardId, BigInt(last));
+      if (!page.NextShardIterator) return void this.iterators.delete(shardId);
+      this.iterators.set(shardId, page.NextShardIterator);
+      if (!page.Records?.length) return;
+    }
+  }
+
+  /** One GetRecords on a shard, handed to the worker; true when there were records. */
+  private async poll(shardId: string): Promise<boolean> {
+    const iterator = this.iterators.get(shardId)!;
+    let page;
+    try {
+      page = await this.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: this.batchSize }));
+    } catch (error) {
+      // DynamoDB Local sometimes refuses an idle iterator after a transactional write
+      // (TrimmedDataAccessException); an iterator also expires after 15 minutes. Read the shard
+      // again from its start and skip what was already handed on.
+      const name = (error as Error).name;
+      if (name !== 'TrimmedDataAccessException' && name !== 'ExpiredIteratorException') throw error;
+      const { ShardIterator } = await this.streams.send(
+        new GetShardIteratorCommand({ StreamArn: this.streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }),
+      );
+      if (!ShardIterator) this.iterators.delete(shardId);
+      else this.iterators.set(shardId, ShardIterator);
+      return true;
+    }
+    const records = (page.Records ?? []).filter((record) => this.isNew(shardId, record));
+    if (records.length > 0) {
+      await this.deliver(shardId, records);
+      this.handled.set(shardId, BigInt(records.at(-1)!.dynamodb!.SequenceNumber!));
+    }
+    if (page.NextShardIterator) this.iterators.set(shardId, page.NextShardIterator);
+    else this.iterators.delete(shardId); // closed and read to its end
+    return (page.Records ?? []).length > 0;
+  }
+
+  /** Not handed on before (a shard read again from its start repeats what it had given). */
+  private isNew(shardId: string, record: StreamRecord): boolean {
+    const last = this.handled.get(shardId);
+    return last === undefined || BigInt(record.dynamodb?.SequenceNumber ?? '0') > last;
+  }
+
+  private get batchSize(): number {
+    return this.worker.trigger.kind === 'stream' ? this.worker.trigger.batchSize : 100;
+  }
+
+  /**
+   * Hands a batch to the worker, as Lambda does with reportBatchItemFailures: a failed record
+   * and those after it are retried (after a pause) up to retryAttempts times; then they are
+   * logged as sent to the failure destination and the shard moves on.
+   */
+  private async deliver(shardId: string, records: StreamRecord[]): Promise<void> {
+    const retryAttempts = this.worker.trigger.kind === 'stream' ? this.worker.trigger.retryAttempts : 0;
+    let pending = records;
+    for (let attempt = 0; pending.length > 0 && !this.stopped; attempt++) {
+      // The event source's filter: only INSERTs reach the function.
+      const inserts = pending.filter(
+        (record) => record.eventName === 'INSERT' && this.acceptsAccount(Number(record.dynamodb?.NewImage?.account_id?.N)),
+      );
+      let failedAt: string | undefined;
+      if (inserts.length > 0) {
+        try {
+          const result = (await this.handler({ Records: inserts.map(toLambdaRecord(this.streamArn)) } satisfies DynamoDBStreamEvent, lambdaContext(this.worker.name))) as
+            | DynamoDBBatchResponse
+            | undefined;
+          failedAt = result?.batchItemFailures?.[0]?.itemIdentifier;
+        } catch (error) {
+          failedAt = inserts[0]!.dynamodb?.SequenceNumber;
+          this.log(JSON.stringify({ level: 'ERROR', message: 'local stream worker threw', worker: this.worker.name, error: String(error) }));
+        }
+      }
+      if (failedAt === undefined) return;
+      const index = pending.findIndex((record) => record.dynamodb?.SequenceNumber === failedAt);
+      pending = index < 0 ? pending : pending.slice(index);
+      if (attempt >= retryAttempts) {
+        this.log(
+          JSON.stringify({
+            level: 'ERROR',
+            message: 'local stream: records sent to the failure destination after the last retry',
+            worker: this.worker.name,
+            shard: shardId,
+            sequence_numbers: pending.map((record) => record.dynamodb?.SequenceNumber),
+          }),
+        );
+        return;
+      }
+      await sleep(Math.min(2000, 100 * 2 ** attempt));
+    }
+  }
+}
+
+const toLambdaRecord =
+  (streamArn: string) =>
+  (record: StreamRecord): DynamoDBRecord => ({
+    eventID: record.eventID,
+    eventName: record.eventName as DynamoDBRecord['eventName'],
+    eventVersion: record.eventVersion,
+    eventSource: 'aws:dynamodb',
+    awsRegion: record.awsRegion,
+    eventSourceARN: streamArn,
+    dynamodb: {
+      ...(record.dynamodb as DynamoDBRecord['dynamodb']),
+      ApproximateCreationDateTime: record.dynamodb?.ApproximateCreationDateTime
+        ? Math.floor(new Date(record.dynamodb.ApproximateCreationDateTime).getTime() / 1000)
+        : undefined,
+    } as DynamoDBRecord['dynamodb'],
+  });
+
+// ---------------------------------------------------------------- the queue
+
+interface Waiting {
+  readonly message: QueuedMessage;
+  readonly id: string;
+  receives: number;
+}
+
+export class LocalDeliveryQueue implements LocalQueue {
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly waiting = new Map<string, Waiting[]>();
+  private readonly inFlightByOrigin = new Map<string, number>();
+  private readonly running = new Set<Promise<void>>();
+  private inFlight = 0;
+  private stopped = false;
+  /** Messages handed to the worker, copies included: for tests and the bench. */
+  received = 0;
+  /**
+   * Runs outside the invocation that sent the message: a route's deadline (an AsyncLocalStorage
+   * of deadline.ts) must not follow its messages into the sender, as it could not in AWS.
+   */
+  private readonly outside = AsyncLocalStorage.snapshot();
+
+  constructor(
+    private readonly worker: Worker,
+    private readonly handler: WorkerHandler,
+    private readonly options: { concurrency: number; perOrigin: number; visibilityMs: number; log: (line: string) => void },
+  ) {}
+
+  async send(messages: readonly QueuedMessage[]): Promise<void> {
+    for (const message of messages) this.later({ message, id: randomUUID(), receives: 0 }, message.delaySeconds * 1000);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    await Promise.allSettled([...this.running]);
+  }
+
+  private later(item: Waiting, delayMs: number): void {
+    if (this.stopped) return;
+    const timer = this.outside(() => setTimeout(() => {
+      this.timers.delete(timer);
+      const list = this.waiting.get(item.message.origin) ?? [];
+      list.push(item);
+      this.waiting.set(item.message.origin, list);
+      this.pump();
+    }, delayMs));
+    this.timers.add(timer);
+  }
+
+  /** Starts what may start: under the total limit, and under each origin's. */
+  private pump(): void {
+    for (const [origin, list] of this.waiting) {
+      while (list.length > 0 && this.inFlight < this.options.concurrency && (this.inFlightByOrigin.get(origin) ?? 0) < this.options.perOrigin) {
+        this.dispatch(list.shift()!);
+      }
+      if (list.length === 0) this.waiting.delete(origin);
+    }
+  }
+
+  private dispatch(item: Waiting): void {
+    const origin = item.message.origin;
+    this.inFlight++;
+    this.inFlightByOrigin.set(origin, (this.inFlightByOrigin.get(origin) ?? 0) + 1);
+    item.receives++;
+    this.received++;
+    const maxReceiveCount = this.worker.trigger.kind === 'queue' ? this.worker.trigger.maxReceiveCount : 1;
+    const run = (async () => {
+      let failed = false;
+      try {
+        const event: SQSEvent = {
+          Records: [
+            {
+              messageId: item.id,
+              receiptHandle: item.id,
+              body: item.message.body,
+              attributes: { ApproximateReceiveCount: String(item.receives) } as SQSEvent['Records'][number]['attributes'],
+              messageAttributes: {},
+              md5OfBody: '',
+              eventSource: 'aws:sqs',
+              eventSourceARN: 'arn:aws:sqs:local:000000000000:webhook-deliveries',
+              awsRegion: 'local',
+            },
+          ],
+        };
+        const result = (await this.handler(event, lambdaContext(this.worker.name))) as SQSBatchResponse | undefined;
+        failed = (result?.batchItemFailures ?? []).some((failure) => failure.itemIdentifier === item.id);
+      } catch (error) {
+        failed = true;
+        this.options.log(JSON.stringify({ level: 'ERROR', message: 'local queue worker threw', worker: this.worker.name, error: String(error) }));
+      } finally {
+        this.inFlight--;
+        this.inFlightByOrigin.set(origin, (this.inFlightByOrigin.get(origin) ?? 1) - 1);
+      }
+      if (failed) {
+        if (item.receives < maxReceiveCount) this.later(item, this.options.visibilityMs);
+        else this.options.log(JSON.stringify({ level: 'ERROR', message: 'local queue: message moved to the dead-letter queue', worker: this.worker.name, body: item.message.body }));
+      }
+      this.pump();
+    })();
+    this.running.add(run);
+    void run.finally(() => this.running.delete(run));
+  }
+}
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));

@@ -1,0 +1,212 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import type { LocalApi } from '../../local/server.ts';
+import { startLocalWebhooks, type WorkerLoader } from '../../local/webhooks.ts';
+import { percentile, row, type Row } from './report.ts';
+
+/**
+ * The webhook rows of `npm run bench`, each beside a baseline of the same run:
+ * - commit → arrival at a local receiver (p50, p99): a void's request sent → its delivery
+ *   received (an upper bound of commit → arrival: the void's own latency is inside). Baseline:
+ *   the same events seen by an integration polling the feed (GET /v1.0/events, then DELETE),
+ *   at the interval the local stream poller reads the stream (100 ms).
+ * - deliveries per second for a burst of voids sent 8 at a time. Baseline: the voids per second
+ *   of that burst (deliveries cannot outrun the events; a ratio near 1 means they keep up).
+ * - the same commit → arrival of a healthy endpoint while another endpoint of the account, on
+ *   another origin, hangs (the attempt time-out of 15 s). Baseline: the endpoint of a control
+ *   account without a hanging one, whose voids alternate with the first's (the same load).
+ * The receiver verifies every delivery with `standardwebhooks`, as an integrator's would.
+ */
+export interface WebhookBenchOptions {
+  readonly api: LocalApi;
+  readonly dynamodbEndpoint: string;
+  readonly tableNames: Record<string, string>;
+  readonly loadWorker: WorkerLoader;
+  readonly freshToken: () => Promise<string>;
+  /** Events for each latency measurement. */
+  readonly events: number;
+  /** Voids in the throughput burst. */
+  readonly burst: number;
+  readonly log: (line: string) => void;
+}
+
+interface Receiver {
+  readonly url: string;
+  readonly arrivals: Map<string, number>;
+  readonly server: Server;
+  secret: string | undefined;
+  /** Verify with any of these when `secret` is not set. */
+  secrets: string[];
+  failures: number;
+}
+
+async function startReceiver(hang = false): Promise<Receiver> {
+  const receiver = { arrivals: new Map<string, number>(), secret: undefined as string | undefined, secrets: [] as string[], failures: 0 } as Receiver & { url: string; server: Server };
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      if (hang) return;
+      const at = performance.now();
+      const id = String(request.headers['webhook-id']);
+      const body = Buffer.concat(chunks).toString('utf8');
+      const verifies = (secret: string) => {
+        try {
+          new Webhook(secret).verify(body, request.headers as Record<string, string>);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      if (!(receiver.secret ? [receiver.secret] : receiver.secrets).some(verifies)) receiver.failures++;
+      if (!receiver.arrivals.has(id)) receiver.arrivals.set(id, at);
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return Object.assign(receiver, { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+}
+
+const close = (server: Server) =>
+  new Promise<void>((done) => {
+    server.close(() => done());
+    server.closeAllConnections();
+  });
+
+export async function measureWebhooks(options: WebhookBenchOptions): Promise<Row[]> {
+  const { api, log } = options;
+  const webhooks = await startLocalWebhooks({
+    endpoint: options.dynamodbEndpoint,
+    tableNames: options.tableNames,
+    loadWorker: options.loadWorker,
+    log: () => undefined,
+  });
+  const receiver = await startReceiver();
+  const stuck = await startReceiver(true);
+  const post = async (token: string, host: 'core' | 'pos', path: string, body?: unknown, method = 'POST') => {
+    const response = await fetch(`${api.urls[host]}${path}`, {
+      method,
+      headers: { 'X-Auth-Token': token, 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, json: text.trim() ? JSON.parse(text) : undefined };
+  };
+  const register = async (token: string, url: string) => {
+    const created = await post(token, 'core', '/v1.0/webhook_endpoints', { webhook_endpoint: { url, event_types: ['transaction.voided'] } });
+    if (created.status !== 201) throw new Error(`bench: could not register a webhook endpoint: ${created.status} ${JSON.stringify(created.json)}`);
+    return created.json.webhook_endpoint.secret as string;
+  };
+  let serial = 0;
+  const voidOnce = async (token: string) => {
+    const sent = performance.now();
+    const answer = await post(token, 'pos', '/v2.0/voided_transactions', { transaction: { site_id: 'bench-hooks', pos_transaction_id: `W${serial++}` } });
+    if (answer.status !== 200) throw new Error(`bench: void answered ${answer.status}`);
+    return { id: String(answer.json.transaction.display_messages[0].message_content.event_id), sent };
+  };
+  const waitFor = async (ids: string[], seen: Map<string, number>, what: string, timeoutMs = 60_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (ids.some((id) => !seen.has(id))) {
+      if (Date.now() > deadline) throw new Error(`bench: ${what}: ${ids.filter((id) => !seen.has(id)).length} of ${ids.length} never arrived`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const latencies = (sent: Map<string, number>, seen: Map<string, number>) => [...sent].map(([id, at]) => seen.get(id)! - at);
+  const sequence = async (token: string, count: number) => {
+    const sent = new Map<string, number>();
+    for (let i = 0; i < count; i++) {
+      const { id, sent: at } = await voidOnce(token);
+      sent.set(id, at);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return sent;
+  };
+
+  try {
+    // 1. Latency, alone, beside a feed poller.
+    const alone = await options.freshToken();
+    receiver.secret = await register(alone, `${receiver.url}/alone`);
+    const polled = new Map<string, number>();
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        const page = await post(alone, 'core', '/v1.0/events?limit=1000', undefined, 'GET');
+        const now = performance.now();
+        for (const event of page.json?.events ?? []) {
+          if (!polled.has(String(event.id))) polled.set(String(event.id), now);
+          await post(alone, 'core', `/v1.0/events/${event.id}`, undefined, 'DELETE');
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    // Warm-up: the first invocations of each worker and route, the first connection to the receiver.
+    await waitFor([...(await sequence(alone, 10)).keys()], receiver.arrivals, 'warm-up deliveries');
+    log(`  webhooks: ${options.events} events one at a time, delivered and polled …`);
+    const sentAlone = await sequence(alone, options.events);
+    await waitFor([...sentAlone.keys()], receiver.arrivals, 'deliveries');
+    await waitFor([...sentAlone.keys()], polled, 'feed');
+    polling = false;
+    await poller;
+    const webhookLatency = latencies(sentAlone, receiver.arrivals);
+    const feedLatency = latencies(sentAlone, polled);
+
+    // 2. Throughput.
+    log(`  webhooks: a burst of ${options.burst} voids, 8 at a time …`);
+    const burstToken = await options.freshToken();
+    receiver.secret = await register(burstToken, `${receiver.url}/burst`);
+    const burstIds: string[] = [];
+    const burstStart = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < options.burst) {
+          next++;
+          burstIds.push((await voidOnce(burstToken)).id);
+        }
+      }),
+    );
+    const voidsDone = performance.now();
+    await waitFor(burstIds, receiver.arrivals, 'burst deliveries');
+    const lastArrival = Math.max(...burstIds.map((id) => receiver.arrivals.get(id)!));
+    const deliveriesPerSecond = options.burst / ((lastArrival - burstStart) / 1000);
+    const voidsPerSecond = options.burst / ((voidsDone - burstStart) / 1000);
+
+    // 3. Isolation: a hanging endpoint of the same account on another origin, beside a control
+    // account whose endpoint is alone; their voids alternate, so both see the same load.
+    log(`  webhooks: ${options.events} events to a healthy endpoint beside a hanging one, alternating with a control account …`);
+    const shared = await options.freshToken();
+    const control = await options.freshToken();
+    const healthySecret = await register(shared, `${receiver.url}/beside-hanging`);
+    const controlSecret = await register(control, `${receiver.url}/control`);
+    receiver.secret = undefined;
+    receiver.secrets = [healthySecret, controlSecret];
+    await register(shared, `${stuck.url}/hang`);
+    const sentShared = new Map<string, number>();
+    const sentControl = new Map<string, number>();
+    for (let i = 0; i < options.events; i++) {
+      const beside = await voidOnce(shared);
+      sentShared.set(beside.id, beside.sent);
+      const alone = await voidOnce(control);
+      sentControl.set(alone.id, alone.sent);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await waitFor([...sentShared.keys(), ...sentControl.keys()], receiver.arrivals, 'deliveries beside a hanging endpoint');
+    const besideHanging = latencies(sentShared, receiver.arrivals);
+    const controlAlone = latencies(sentControl, receiver.arrivals);
+
+    if (receiver.failures > 0) throw new Error(`bench: ${receiver.failures} deliveries did not verify`);
+    const p = (values: number[], q: number) => percentile(values, q);
+    return [
+      row('webhooks: commit → arrival p50 (baseline: feed polled every 100 ms)', 'ms', p(webhookLatency, 50), p(feedLatency, 50), '≤ 2000 (first attempt within 2 s)'),
+      row('webhooks: commit → arrival p99 (baseline: feed polled every 100 ms)', 'ms', p(webhookLatency, 99), p(feedLatency, 99), '≤ 2000'),
+      row('webhooks: deliveries per second, burst of voids 8 at a time (baseline: voids per second)', '/s', deliveriesPerSecond, voidsPerSecond, '≈ 1 × (keeps up)'),
+      row('webhooks: healthy endpoint p50 beside a hanging one (baseline: an account alone, same time)', 'ms', p(besideHanging, 50), p(controlAlone, 50), '≤ 3000 (isolation)'),
+      row('webhooks: healthy endpoint p99 beside a hanging one (baseline: an account alone, same time)', 'ms', p(besideHanging, 99), p(controlAlone, 99), '≤ 3000 (isolation)'),
+    ];
+  } finally {
+    await webhooks.close();
+    await close(receiver.server);
+    await close(stuck.server);
+  }
+}

@@ -1,0 +1,27 @@
+import { resolve } from 'node:path';
+import { tableNamesWithPrefix } from '../../local/dynamodb.ts';
+import { accountsOfThisProcess } from './accounts.ts';
+import { bundledWorkers, sourceWorkers, startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks.ts';
+
+/**
+ * The local stack's webhook stand-ins (the stream poller and the in-process queue) on the test
+ * database, with the worker handlers from the sources or, with TILLGATE_HANDLERS=bundles, from
+ * the bundles `cdk synth` built.
+ */
+export async function startTestWebhooks(options: { visibilityMs?: number; streams?: boolean } = {}): Promise<LocalWebhooks> {
+  const loadWorker =
+    process.env.TILLGATE_HANDLERS === 'bundles'
+      ? bundledWorkers((await import('../../infra/bundles.ts')).findBundles(resolve('cdk.out')))
+      : sourceWorkers;
+  return startLocalWebhooks({
+    endpoint: process.env.DYNAMODB_ENDPOINT!,
+    tableNames: tableNamesWithPrefix('test-'),
+    loadWorker,
+    log: process.env.WEBHOOK_TEST_LOG ? (line) => process.stderr.write(`${line}\n`) : () => undefined,
+    pollIntervalMs: 50,
+    visibilityMs: options.visibilityMs ?? 1000,
+    streams: options.streams ?? true,
+    // Files run side by side on the same tables: each takes the events of its own accounts only.
+    acceptsAccount: (accountId) => accountsOfThisProcess.has(accountId),
+  });
+}

@@ -1,0 +1,96 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+
+/**
+ * A real receiver on 127.0.0.1 that verifies every delivery with `standardwebhooks`, as an
+ * integrator's would. Each path is one endpoint: the test tells it the endpoint's secret(s) and
+ * how to answer (a status, a hang, a Retry-After).
+ */
+export interface Received {
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+  readonly json: any;
+  readonly at: number;
+  /** The secrets whose signature verified (every one the receiver was told, in order). */
+  readonly verifiedWith: string[];
+}
+
+export type Behaviour = { status: number; headers?: Record<string, string> } | 'hang';
+
+export interface Receiver {
+  readonly url: string;
+  readonly received: Received[];
+  /** The secrets to verify a path's deliveries with; a delivery no secret verifies is recorded with verifiedWith []. */
+  secrets(path: string, secrets: string[]): void;
+  /** How the path answers from now on (default 204). */
+  behave(path: string, behaviour: Behaviour): void;
+  on(path: string): Received[];
+  /** Waits until `path` has received `count` requests (or fails after `timeoutMs`). */
+  waitFor(path: string, count: number, timeoutMs?: number): Promise<Received[]>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const received: Received[] = [];
+  const secrets = new Map<string, string[]>();
+  const behaviours = new Map<string, Behaviour>();
+  const hanging = new Set<ServerResponse>();
+
+  const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    const path = request.url ?? '/';
+    const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, String(v)]));
+    const verifiedWith = (secrets.get(path) ?? []).filter((secret) => {
+      try {
+        new Webhook(secret).verify(body, headers);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    let json: unknown;
+    try {
+      json = JSON.parse(body);
+    } catch {
+      json = undefined;
+    }
+    received.push({ path, headers, body, json, at: Date.now(), verifiedWith });
+    const behaviour = behaviours.get(path) ?? { status: 204 };
+    if (behaviour === 'hang') {
+      hanging.add(response);
+      response.on('close', () => hanging.delete(response));
+      return;
+    }
+    response.writeHead(behaviour.status, behaviour.headers ?? {});
+    response.end();
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const on = (path: string) => received.filter((r) => r.path === path);
+  return {
+    url,
+    received,
+    secrets: (path, list) => void secrets.set(path, list),
+    behave: (path, behaviour) => void behaviours.set(path, behaviour),
+    on,
+    async waitFor(path, count, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (on(path).length < count) {
+        if (Date.now() > deadline) throw new Error(`${path} received ${on(path).length} of ${count} deliveries in ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      return on(path);
+    },
+    close: () =>
+      new Promise<void>((done) => {
+        for (const response of hanging) response.destroy();
+        server.close(() => done());
+        server.closeAllConnections();
+      }),
+  };
+}
