@@ -1,5 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
+/** Load tests that would starve the files running beside them of the one DynamoDB Local. */
+const HEAVY = ['test/attack/issuance-concurrency.test.ts'];
+
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
@@ -16,11 +19,20 @@ export default defineConfig({
     },
     reporters: ['default', ['json', { outputFile: 'reports/vitest.json' }]],
     projects: [
-      { extends: true, test: { name: 'source', include: ['test/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: { name: 'source', include: ['test/**/*.test.ts'], exclude: HEAVY, sequence: { groupOrder: 0 } },
+      },
       {
         // The HTTP suite again, served by the bundles `cdk synth` built: what ships is what was tested.
         extends: true,
-        test: { name: 'bundles', include: ['test/e2e/**/*.test.ts'], env: { TILLGATE_HANDLERS: 'bundles' } },
+        test: { name: 'bundles', include: ['test/e2e/**/*.test.ts'], env: { TILLGATE_HANDLERS: 'bundles' }, sequence: { groupOrder: 0 } },
+      },
+      {
+        // Saturates DynamoDB Local on purpose (tens of thousands of codes from concurrent callers):
+        // run after everything else, alone, so that it cannot time out another file's requests.
+        extends: true,
+        test: { name: 'heavy', include: HEAVY, sequence: { groupOrder: 1 } },
       },
     ],
   },

@@ -46,7 +46,7 @@ export const handler = api<CodesRedemptionInput>({
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const state = await readRedemptionState(till.accountId, till.siteId, till.posTransactionId, spellings);
     const assessment = assess(till, listed, state);
-    if (fails(assessment)) return failure(till, await withCachedInactive(till.accountId, assessment));
+    if (fails(assessment)) return failure(till, await withCurrentInactive(till.accountId, assessment));
     const fresh = assessment.outcomes.flatMap((outcome) => (outcome.kind === 'fresh' ? [outcome.item] : []));
     if (fresh.length === 0) return answer(till, assessment, '');
 
@@ -106,12 +106,13 @@ export const handler = api<CodesRedemptionInput>({
 });
 
 /**
- * A failing answer names every code that fails: the inactive generators of the others come from
- * the settings cache (at most a minute old). Only a request that fails anyway is judged by it;
- * one that would succeed is judged by its transaction's condition on each generator.
+ * A failing answer names every code that fails, so the inactive generators of the others are read
+ * afresh (a cached status could be up to a minute old and miss a deactivation, as a check would
+ * not). Only a request that fails anyway pays these reads, and it made no transaction; one that
+ * would succeed is judged by its transaction's condition on each generator.
  */
-async function withCachedInactive(accountId: number, assessment: Assessment): Promise<Assessment> {
-  const settings = await Promise.all(freshGenerators(assessment).map((id) => generatorSettings(accountId, id, DESCRIPTION_AGE_MS)));
+async function withCurrentInactive(accountId: number, assessment: Assessment): Promise<Assessment> {
+  const settings = await Promise.all(freshGenerators(assessment).map((id) => generatorSettings(accountId, id, 0)));
   return withInactive(assessment, new Set(settings.filter((s) => s?.status === 'inactive').map((s) => s!.id)));
 }
 
