@@ -1,8 +1,8 @@
-import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { routes } from '../../functions/routes.ts';
 import type { LocalApi } from '../../local/server.ts';
 import { newAccount } from '../support/accounts.ts';
+import { failingDynamoOperation, type DynamoTransport } from './support.ts';
 import { call } from '../support/http.ts';
 
 /**
@@ -81,7 +81,7 @@ const SCENARIOS: Record<string, Scenario> = {
 const captured: string[] = [];
 const savedLevel = process.env.POWERTOOLS_LOG_LEVEL;
 let api: LocalApi;
-let transport: { handle: (request: { headers: Record<string, string> }, options?: unknown) => Promise<{ response: unknown }> };
+let transport: DynamoTransport;
 
 beforeAll(async () => {
   vi.resetModules();
@@ -109,20 +109,8 @@ afterAll(async () => {
   else process.env.POWERTOOLS_LOG_LEVEL = savedLevel;
 });
 
-/** Every request of one DynamoDB operation answers with an error of `type` (a fault the run must log without the code). */
-function failing(operation: string, status: number, type: string) {
-  const passThrough = transport.handle.bind(transport);
-  return vi.spyOn(transport, 'handle').mockImplementation(async (request, options) => {
-    if (request.headers['x-amz-target'] !== `DynamoDB_20120810.${operation}`) return passThrough(request, options);
-    return {
-      response: {
-        statusCode: status,
-        headers: { 'content-type': 'application/x-amz-json-1.0' },
-        body: Readable.from([Buffer.from(JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message: 'injected' }))]),
-      },
-    };
-  });
-}
+/** Every request of one DynamoDB operation answers with an error of `type`. */
+const failing = (operation: string, status: number, type: string) => failingDynamoOperation(transport, operation, status, type);
 
 describe('promotion codes in logs', () => {
   it('every route that carries a code has a scenario below', () => {

@@ -1,7 +1,7 @@
-import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newToken } from '../../functions/commons/auth.ts';
 import { newAccount } from '../support/accounts.ts';
+import { failingDynamoOperation, type DynamoTransport } from './support.ts';
 import { invoke } from '../support/invoke.ts';
 
 /**
@@ -11,7 +11,7 @@ import { invoke } from '../support/invoke.ts';
  */
 type Handler = (event: unknown, context: unknown) => Promise<unknown>;
 let handlers: Record<'createCodeGenerator' | 'getEvent' | 'deleteEvent' | 'voidTransaction', Handler>;
-let transport: { handle: (request: { headers: Record<string, string> }, options?: unknown) => Promise<{ response: unknown }> };
+let transport: DynamoTransport;
 const captured: string[] = [];
 const savedLevel = process.env.POWERTOOLS_LOG_LEVEL;
 
@@ -47,20 +47,8 @@ afterAll(() => {
   else process.env.POWERTOOLS_LOG_LEVEL = savedLevel;
 });
 
-/** Makes every request of one DynamoDB operation answer with an error of `type`. */
-function failing(operation: string, status: number, type: string) {
-  const passThrough = transport.handle.bind(transport);
-  return vi.spyOn(transport, 'handle').mockImplementation(async (request, options) => {
-    if (request.headers['x-amz-target'] !== `DynamoDB_20120810.${operation}`) return passThrough(request, options);
-    return {
-      response: {
-        statusCode: status,
-        headers: { 'content-type': 'application/x-amz-json-1.0' },
-        body: Readable.from([Buffer.from(JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message: 'injected' }))]),
-      },
-    };
-  });
-}
+/** Every request of one DynamoDB operation answers with an error of `type`. */
+const failing = (operation: string, status: number, type: string) => failingDynamoOperation(transport, operation, status, type);
 
 describe('logs', () => {
   it('never contain a token, on any route, in success, client-error and server-error paths', async () => {

@@ -1,5 +1,6 @@
 import { request, Agent } from 'node:http';
-import { expect } from 'vitest';
+import { Readable } from 'node:stream';
+import { expect, vi } from 'vitest';
 import { routes, type HostId } from '../../functions/routes.ts';
 import type { LocalApi } from '../../local/server.ts';
 
@@ -136,4 +137,22 @@ export function gatewayAnswer(host: HostId, method: string, target: string): 404
   const known = routes.filter((route) => route.host === host && template(route.path).test(path));
   if (known.length === 0) return 404;
   return known.some((route) => route.method === method) ? undefined : 405;
+}
+
+/** The SDK's HTTP handler, whose `handle` the fault injection below wraps. */
+export type DynamoTransport = { handle: (request: { headers: Record<string, string> }, options?: unknown) => Promise<{ response: unknown }> };
+
+/** Every request of one DynamoDB operation answers with an error of `type`; the others pass through. */
+export function failingDynamoOperation(transport: DynamoTransport, operation: string, status: number, type: string) {
+  const passThrough = transport.handle.bind(transport);
+  return vi.spyOn(transport, 'handle').mockImplementation(async (request, options) => {
+    if (request.headers['x-amz-target'] !== `DynamoDB_20120810.${operation}`) return passThrough(request, options);
+    return {
+      response: {
+        statusCode: status,
+        headers: { 'content-type': 'application/x-amz-json-1.0' },
+        body: Readable.from([Buffer.from(JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message: 'injected' }))]),
+      },
+    };
+  });
 }
