@@ -6,12 +6,13 @@ import type { EventRecord } from '#commons/data/events';
 import { newDelivery, putNewDelivery } from '#commons/data/webhook-deliveries';
 import { endpointsOf, type WebhookEndpoint } from '#commons/data/webhook-endpoints';
 import { logger, metrics } from '#commons/observability';
-import { enqueueDeliveries, type DeliveryMessage } from '#commons/webhook-queue';
+import { enqueueDue, laneFor, type DeliveryMessage } from '#commons/webhook-queue';
 import { originOf } from '#commons/webhooks';
 
 /**
  * The events table's stream (NEW_IMAGE) → one delivery per enabled endpoint of the event's
- * account that subscribes to its type, and a first message on the delivery queue for each.
+ * account that subscribes to its type, and a first message on the deliveries queue for each
+ * (FIFO, grouped by the receiver's origin and lane).
  * Only INSERTs are new events (the event source's filter passes only them; an acknowledging
  * DELETE or TTL's removal is a REMOVE and does nothing).
  *
@@ -77,8 +78,9 @@ async function fanOut(record: DynamoDBRecord, endpointsByAccount: Map<number, Pr
       attempts: 0,
       due_at: now.getTime(),
       origin: originOf(endpoint.url),
+      lane: laneFor(event.id, endpoint.failing_since !== undefined),
     });
   }
-  await enqueueDeliveries(messages);
+  await enqueueDue(messages);
   return targets.length;
 }

@@ -5,7 +5,7 @@ import { findEndpoint } from '#commons/data/webhook-endpoints';
 import { presentDelivery } from '#commons/presenters';
 import deliveryPath from '#commons/schemas/deliveryPath.generated';
 import emptyObject from '#commons/schemas/emptyObject.generated';
-import { enqueueDeliveries } from '#commons/webhook-queue';
+import { enqueueDue, laneFor } from '#commons/webhook-queue';
 import { originOf } from '#commons/webhooks';
 
 /**
@@ -28,7 +28,7 @@ export const handler = api<Record<string, never>, { id: number; event_id: number
   const now = new Date();
   const delivery = await restartDelivery(context.accountId, id, eventId, now);
   if (!delivery) throw missing();
-  await enqueueDeliveries([
+  await enqueueDue([
     {
       account_id: context.accountId,
       endpoint_id: id,
@@ -37,6 +37,7 @@ export const handler = api<Record<string, never>, { id: number; event_id: number
       attempts: delivery.attempts,
       due_at: now.getTime(),
       origin: originOf(endpoint.url),
+      lane: laneFor(eventId, endpoint.failing_since !== undefined),
     },
   ]);
   return { statusCode: 202, body: { delivery: presentDelivery(delivery) } };

@@ -1,20 +1,24 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { claimAttempt, recordAttempt, type AttemptOutcome } from '#commons/data/webhook-deliveries';
+import { claimAttempt, recordAttempt, releaseClaim, type AttemptOutcome } from '#commons/data/webhook-deliveries';
 import { disableEndpoint, findEndpoint, noteFailure, noteSuccess } from '#commons/data/webhook-endpoints';
 import { signingSecrets } from '#commons/data/webhook-secrets';
 import { logger, metrics } from '#commons/observability';
 import { ATTEMPT_TIMEOUT_MS, postWebhook, type AttemptResult } from '#commons/webhook-http';
-import { enqueueDeliveries, type DeliveryMessage } from '#commons/webhook-queue';
+import { enqueueDue, enqueueWaiting, laneFor, type DeliveryMessage } from '#commons/webhook-queue';
 import { DISABLE_AFTER_FAILING_MS, originOf, retryDelaySeconds, webhookHeaders, webhookPayload } from '#commons/webhooks';
 
 /**
- * The delivery queue → one attempt per message, the batch's attempts side by side (one hanging
- * receiver holds its own message, not the others'). Per message:
- * - not yet due: sent back to the queue with the rest of the wait (≤ 900 s per hop);
+ * The deliveries queue (FIFO, grouped by the receiver's origin and lane; one message per
+ * invocation, so a hanging receiver holds one sender and only its own lane) → one attempt per
+ * message. Per message:
+ * - not yet due: sent to the retries queue with the rest of the wait (≤ 900 s per hop);
  * - stale (the delivery moved on: another generation, more attempts, done), or a copy of a
  *   message another sender is working on: nothing (the claim's condition fails);
  * - endpoint deleted or disabled: the delivery ends `failed` without a request;
+ * - endpoint failing (or moved to another origin) while the message waits in another lane than
+ *   the endpoint's: the claim is released and the message moves to the right group unsent, so a
+ *   backlog queued while the receiver was healthy does not keep several lanes hanging;
  * - else the attempt is claimed, signed with the endpoint's secrets, sent, and recorded: a 2xx
  *   succeeds; 410 Gone fails the delivery and disables the endpoint; anything else schedules the
  *   next attempt (a new message) or, after the last, fails the delivery; five days of failures
@@ -48,7 +52,7 @@ export async function handler(event: SQSEvent, context?: Context): Promise<SQSBa
 
 export async function processMessage(message: DeliveryMessage): Promise<void> {
   if (message.due_at > Date.now() + 1000) {
-    await enqueueDeliveries([message]); // the next hop of a wait longer than the queue's longest delay
+    await enqueueWaiting([message]); // not due: back to the retries queue for the rest of the wait
     return;
   }
   const key = { accountId: message.account_id, endpointId: message.endpoint_id, eventId: message.event_id };
@@ -65,6 +69,14 @@ export async function processMessage(message: DeliveryMessage): Promise<void> {
   if (!endpoint || endpoint.status !== 'enabled' || !secrets) {
     await recordAttempt(expected, { status: 'failed', sent: false, lastAttemptAt: null, lastResponseStatus: null, nextAttemptAt: null });
     logAttempt(message, endpoint?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted');
+    return;
+  }
+  const origin = originOf(endpoint.url);
+  const lane = endpoint.failing_since ? laneFor(message.event_id, true) : message.lane;
+  if (origin !== message.origin || lane !== message.lane) {
+    // Released first: the moved copy claims the same (generation, attempts).
+    if (await releaseClaim(expected)) await enqueueDue([{ ...message, origin, lane }]);
+    logAttempt(message, 'moved', undefined, undefined, endpoint.url, lane);
     return;
   }
 
@@ -101,19 +113,24 @@ export async function processMessage(message: DeliveryMessage): Promise<void> {
     }
   }
   // Only the copy that recorded the attempt schedules the next: a chain of retries never forks.
-  if (recorded && nextAt !== undefined) await enqueueDeliveries([{ ...message, attempts, due_at: nextAt }]);
+  // It waits in the failing origin's one lane.
+  if (recorded && nextAt !== undefined) {
+    await enqueueWaiting([{ ...message, attempts, due_at: nextAt, origin, lane: laneFor(message.event_id, true) }]);
+  }
 }
 
 const ids = (message: DeliveryMessage) => ({ account_id: message.account_id, endpoint_id: message.endpoint_id, event_id: message.event_id });
 
 /** One line per attempt: ids, origin, status and duration. Never the URL's path or query (they may hold a receiver's token), never a secret. */
-function logAttempt(message: DeliveryMessage, outcome: string, result?: AttemptResult, attempt?: number, url?: string) {
+function logAttempt(message: DeliveryMessage, outcome: string, result?: AttemptResult, attempt?: number, url?: string, movedToLane?: number) {
   logger.info('webhook attempt', {
     ...ids(message),
     generation: message.generation,
     attempt,
     outcome,
     ...(url ? { origin: originOf(url) } : {}),
+    lane: message.lane,
+    ...(movedToLane === undefined ? {} : { moved_to_lane: movedToLane }),
     ...(result ? { response_status: result.status ?? null, duration_ms: result.durationMs, ...(result.error ? { error_code: result.error } : {}) } : {}),
   });
   if (result) {

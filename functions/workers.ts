@@ -55,13 +55,27 @@ export const workers: readonly Worker[] = [
   {
     name: 'sendWebhookDeliveries',
     entry: 'functions/send-webhook-deliveries.ts',
-    trigger: { kind: 'queue', queue: 'webhookDeliveries', batchSize: 10, maxConcurrency: 50, maxReceiveCount: 5 },
+    // One message per invocation: a FIFO batch may mix groups, and a hanging receiver would hold
+    // the healthy origins of its batch (their next messages wait until the batch ends). At most
+    // 50 at once: an origin holds one per lane (4 while healthy, 1 while failing), so 49 failing
+    // origins may hang side by side before a healthy one waits.
+    trigger: { kind: 'queue', queue: 'webhookDeliveries', batchSize: 1, maxConcurrency: 50, maxReceiveCount: 5 },
     // The only function that reads the secrets; it claims and records attempts by conditional
     // updates and notes an endpoint's failures, success or disabling.
     tables: { webhookEndpoints: ['GetItem', 'UpdateItem'], webhookSecrets: ['GetItem'], webhookDeliveries: ['UpdateItem'] },
-    queues: ['webhookDeliveries'],
-    // An attempt waits at most 15 s for the receiver; the batch's attempts run side by side.
+    // Back to its origin's lane (deliveries); a next attempt (retries).
+    queues: ['webhookDeliveries', 'webhookRetries'],
+    // An attempt waits at most 15 s for the receiver.
     timeoutSeconds: 30,
-    summary: 'Signs and sends one attempt of each due delivery, and schedules the next after a failure',
+    summary: 'Signs and sends one due attempt of a delivery, and schedules the next after a failure',
+  },
+  {
+    name: 'forwardDueWebhookDeliveries',
+    entry: 'functions/forward-due-webhook-deliveries.ts',
+    trigger: { kind: 'queue', queue: 'webhookRetries', batchSize: 10, maxConcurrency: 10, maxReceiveCount: 5 },
+    tables: {},
+    queues: ['webhookDeliveries', 'webhookRetries'],
+    timeoutSeconds: 30,
+    summary: "Moves each attempt that has come due from the retries queue to its origin's lane of the deliveries queue",
   },
 ];

@@ -11,7 +11,7 @@ import {
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { queueIds, type QueueId } from '../functions/commons/queues.ts';
+import { queueIds, queues as queueSpecs, type QueueId } from '../functions/commons/queues.ts';
 import { LOCAL_QUEUES, type LocalQueue, type QueuedMessage } from '../functions/commons/webhook-queue.ts';
 import { workers, type Worker } from '../functions/workers.ts';
 import { localClient } from './dynamodb.ts';
@@ -26,11 +26,13 @@ import { localClient } from './dynamodb.ts';
  *   while it was stopped are not delivered (nor sent again after a restart). Shards that appear
  *   later are read from TRIM_HORIZON; the stream is described again every second to find them.
  *   Bisection of a failing batch is not emulated: a batch is retried from its first failed record.
- * - an in-process queue standing in for SQS: each message is handed to the sender after its
- *   delay, one message per invocation, at most `concurrency` at once and `perOrigin` per
- *   receiver origin (so a hanging receiver holds only its own slots); a message that fails is
- *   delivered again after `visibilityMs`, up to `maxReceiveCount` times (at least once, like
- *   SQS). Messages live in memory only: a restart of npm start loses the retries it was waiting on.
+ * - an in-process queue standing in for each SQS queue (LocalSqsQueue below): the retries
+ *   queue hands a message over after its delay; the deliveries queue is FIFO, one message of a
+ *   group (an origin's lane) at a time, in order, with deduplication; both one message per
+ *   invocation and at most the event source's maximum concurrency at once, so a hanging
+ *   receiver holds its own lanes and nothing else, as in AWS. A message that fails is handed over
+ *   again after `visibilityMs`, up to `maxReceiveCount` times (at least once, like SQS).
+ *   Messages live in memory only: a restart of npm start loses the retries it was waiting on.
  */
 type WorkerHandler = (event: unknown, context: Context) => Promise<unknown>;
 export type WorkerLoader = (worker: Worker) => Promise<WorkerHandler>;
@@ -54,8 +56,8 @@ export interface LocalWebhookOptions {
   readonly loadWorker: WorkerLoader;
   readonly log?: (line: string) => void;
   readonly pollIntervalMs?: number;
-  readonly concurrency?: number;
-  readonly perOrigin?: number;
+  /** Concurrency of a queue worker by name, instead of its event source's maximum (a test of a small pool). */
+  readonly concurrency?: Readonly<Record<string, number>>;
   readonly visibilityMs?: number;
   /**
    * Read the streams (default true). A test file that needs only the queue says false.
@@ -71,7 +73,7 @@ export interface LocalWebhookOptions {
 }
 
 export interface LocalWebhooks {
-  readonly queues: Record<QueueId, LocalDeliveryQueue>;
+  readonly queues: Record<QueueId, LocalSqsQueue>;
   close(): Promise<void>;
 }
 
@@ -84,18 +86,16 @@ const lambdaContext = (name: string): Context =>
 
 export async function startLocalWebhooks(options: LocalWebhookOptions): Promise<LocalWebhooks> {
   const log = options.log ?? ((line) => process.stdout.write(`${line}\n`));
-  const queues = {} as Record<QueueId, LocalDeliveryQueue>;
+  const queues = {} as Record<QueueId, LocalSqsQueue>;
   const pollers: StreamPoller[] = [];
   for (const worker of workers) {
+    if (worker.trigger.kind !== 'queue') continue;
     const handler = await options.loadWorker(worker);
-    if (worker.trigger.kind === 'queue') {
-      queues[worker.trigger.queue] = new LocalDeliveryQueue(worker, handler, {
-        concurrency: options.concurrency ?? 64,
-        perOrigin: options.perOrigin ?? 8,
-        visibilityMs: options.visibilityMs ?? 5000,
-        log,
-      });
-    }
+    queues[worker.trigger.queue] = new LocalSqsQueue(worker.trigger.queue, worker, handler, {
+      concurrency: options.concurrency?.[worker.name] ?? worker.trigger.maxConcurrency,
+      visibilityMs: options.visibilityMs ?? 5000,
+      log,
+    });
   }
   for (const id of queueIds) if (!queues[id]) throw new Error(`No worker consumes queue ${id}`);
   (globalThis as Record<symbol, unknown>)[LOCAL_QUEUES] = queues;
@@ -330,7 +330,7 @@ const toLambdaRecord =
     } as DynamoDBRecord['dynamodb'],
   });
 
-// ---------------------------------------------------------------- the queue
+// ---------------------------------------------------------------- the queues
 
 interface Waiting {
   readonly message: QueuedMessage;
@@ -338,10 +338,32 @@ interface Waiting {
   receives: number;
 }
 
-export class LocalDeliveryQueue implements LocalQueue {
+/** A FIFO group: its messages in order, and whether its first one is out (in flight, or invisible after a failure). */
+interface Group {
+  readonly waiting: Waiting[];
+  busy: boolean;
+}
+
+/** SQS keeps a FIFO message's deduplication id this long. */
+const DEDUPLICATION_MS = 5 * 60_000;
+
+/**
+ * One queue of queues.ts and the worker that consumes it, as Lambda's SQS event source runs it:
+ * one message per invocation (a batch of one, which Lambda may always send), at most
+ * `concurrency` invocations at once (the event source's maximum concurrency). Standard: a
+ * message is handed over after its delay. FIFO: a group's messages in order, the next only when
+ * the one before is done; a message that failed keeps its group waiting until it is handed over
+ * again after `visibilityMs`; a second message with the same deduplication id within 5 minutes is
+ * dropped. A failed message is handed over again up to `maxReceiveCount` times, then logged as
+ * moved to the dead-letter queue (at least once, like SQS).
+ */
+export class LocalSqsQueue implements LocalQueue {
   private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly waiting = new Map<string, Waiting[]>();
-  private readonly inFlightByOrigin = new Map<string, number>();
+  /** Standard: the visible messages. */
+  private readonly visible: Waiting[] = [];
+  /** FIFO: groups by id, and deduplication ids seen with their expiry. */
+  private readonly groups = new Map<string, Group>();
+  private readonly deduplication = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
   private inFlight = 0;
   private stopped = false;
@@ -349,18 +371,37 @@ export class LocalDeliveryQueue implements LocalQueue {
   received = 0;
   /**
    * Runs outside the invocation that sent the message: a route's deadline (an AsyncLocalStorage
-   * of deadline.ts) must not follow its messages into the sender, as it could not in AWS.
+   * of deadline.ts) must not follow its messages into the worker, as it could not in AWS.
    */
   private readonly outside = AsyncLocalStorage.snapshot();
 
   constructor(
+    private readonly queueId: QueueId,
     private readonly worker: Worker,
     private readonly handler: WorkerHandler,
-    private readonly options: { concurrency: number; perOrigin: number; visibilityMs: number; log: (line: string) => void },
+    private readonly options: { concurrency: number; visibilityMs: number; log: (line: string) => void },
   ) {}
 
+  private get fifo(): boolean {
+    return queueSpecs[this.queueId].fifo;
+  }
+
   async send(messages: readonly QueuedMessage[]): Promise<void> {
-    for (const message of messages) this.later({ message, id: randomUUID(), receives: 0 }, message.delaySeconds * 1000);
+    for (const message of messages) {
+      if (this.fifo) {
+        if (!message.groupId || !message.deduplicationId || message.delaySeconds) {
+          throw new Error(`${this.queueId} is FIFO: a message needs a group and a deduplication id, and takes no delay`);
+        }
+        const key = `${message.groupId}\u0000${message.deduplicationId}`;
+        const now = Date.now();
+        if ((this.deduplication.get(key) ?? 0) > now) continue;
+        this.deduplication.set(key, now + DEDUPLICATION_MS);
+        if (this.deduplication.size > 100_000) this.forgetExpired(now);
+      } else if (message.groupId) {
+        throw new Error(`${this.queueId} is a standard queue: a message takes no group`);
+      }
+      this.later({ message, id: randomUUID(), receives: 0 }, (message.delaySeconds ?? 0) * 1000);
+    }
   }
 
   async stop(): Promise<void> {
@@ -370,32 +411,54 @@ export class LocalDeliveryQueue implements LocalQueue {
     await Promise.allSettled([...this.running]);
   }
 
-  private later(item: Waiting, delayMs: number): void {
+  private forgetExpired(now: number): void {
+    for (const [key, until] of this.deduplication) if (until <= now) this.deduplication.delete(key);
+  }
+
+  private after(delayMs: number, then: () => void): void {
     if (this.stopped) return;
-    const timer = this.outside(() => setTimeout(() => {
-      this.timers.delete(timer);
-      const list = this.waiting.get(item.message.origin) ?? [];
-      list.push(item);
-      this.waiting.set(item.message.origin, list);
-      this.pump();
-    }, delayMs));
+    const timer = this.outside(() =>
+      setTimeout(() => {
+        this.timers.delete(timer);
+        then();
+        this.pump();
+      }, delayMs),
+    );
     this.timers.add(timer);
   }
 
-  /** Starts what may start: under the total limit, and under each origin's. */
+  /** A new message, visible after its delay (FIFO: at the end of its group at once). */
+  private later(item: Waiting, delayMs: number): void {
+    if (!this.fifo) return this.after(delayMs, () => this.visible.push(item));
+    const groupId = item.message.groupId!;
+    const group = this.groups.get(groupId) ?? { waiting: [], busy: false };
+    this.groups.set(groupId, group);
+    group.waiting.push(item);
+    this.pump();
+  }
+
+  /** Starts what may start: under the concurrency limit, and for FIFO one message per group. */
   private pump(): void {
-    for (const [origin, list] of this.waiting) {
-      while (list.length > 0 && this.inFlight < this.options.concurrency && (this.inFlightByOrigin.get(origin) ?? 0) < this.options.perOrigin) {
-        this.dispatch(list.shift()!);
+    if (this.stopped) return;
+    if (!this.fifo) {
+      while (this.visible.length > 0 && this.inFlight < this.options.concurrency) this.dispatch(this.visible.shift()!);
+      return;
+    }
+    for (const [groupId, group] of this.groups) {
+      if (this.inFlight >= this.options.concurrency) return;
+      if (group.busy) continue;
+      const item = group.waiting[0];
+      if (!item) {
+        this.groups.delete(groupId);
+        continue;
       }
-      if (list.length === 0) this.waiting.delete(origin);
+      group.busy = true;
+      this.dispatch(item, group);
     }
   }
 
-  private dispatch(item: Waiting): void {
-    const origin = item.message.origin;
+  private dispatch(item: Waiting, group?: Group): void {
     this.inFlight++;
-    this.inFlightByOrigin.set(origin, (this.inFlightByOrigin.get(origin) ?? 0) + 1);
     item.receives++;
     this.received++;
     const maxReceiveCount = this.worker.trigger.kind === 'queue' ? this.worker.trigger.maxReceiveCount : 1;
@@ -408,11 +471,14 @@ export class LocalDeliveryQueue implements LocalQueue {
               messageId: item.id,
               receiptHandle: item.id,
               body: item.message.body,
-              attributes: { ApproximateReceiveCount: String(item.receives) } as SQSEvent['Records'][number]['attributes'],
+              attributes: {
+                ApproximateReceiveCount: String(item.receives),
+                ...(group ? { MessageGroupId: item.message.groupId, MessageDeduplicationId: item.message.deduplicationId } : {}),
+              } as SQSEvent['Records'][number]['attributes'],
               messageAttributes: {},
               md5OfBody: '',
               eventSource: 'aws:sqs',
-              eventSourceARN: 'arn:aws:sqs:local:000000000000:webhook-deliveries',
+              eventSourceARN: `arn:aws:sqs:local:000000000000:${this.queueId}${group ? '.fifo' : ''}`,
               awsRegion: 'local',
             },
           ],
@@ -424,11 +490,19 @@ export class LocalDeliveryQueue implements LocalQueue {
         this.options.log(JSON.stringify({ level: 'ERROR', message: 'local queue worker threw', worker: this.worker.name, error: String(error) }));
       } finally {
         this.inFlight--;
-        this.inFlightByOrigin.set(origin, (this.inFlightByOrigin.get(origin) ?? 1) - 1);
       }
-      if (failed) {
-        if (item.receives < maxReceiveCount) this.later(item, this.options.visibilityMs);
-        else this.options.log(JSON.stringify({ level: 'ERROR', message: 'local queue: message moved to the dead-letter queue', worker: this.worker.name, body: item.message.body }));
+      const retry = failed && item.receives < maxReceiveCount;
+      if (failed && !retry) {
+        this.options.log(JSON.stringify({ level: 'ERROR', message: 'local queue: message moved to the dead-letter queue', worker: this.worker.name, body: item.message.body }));
+      }
+      if (!group) {
+        if (retry) this.after(this.options.visibilityMs, () => this.visible.push(item));
+      } else if (retry) {
+        // The group waits for its first message to become visible again.
+        this.after(this.options.visibilityMs, () => (group.busy = false));
+      } else {
+        group.waiting.shift();
+        group.busy = false;
       }
       this.pump();
     })();

@@ -2,19 +2,34 @@
  * Every SQS queue the functions send to, declared once (as tables.ts declares the tables). The
  * CDK stack creates them, grants `sqs:SendMessage` to the routes and workers that name them and
  * hands them the URL in the environment variable named here; the local stack stands an
- * in-process queue in for each (local/webhooks.ts).
+ * in-process queue in for each (local/webhooks.ts), FIFO or standard as declared.
  */
 export interface QueueSpec {
   /** Environment variable through which a function learns the queue's URL. */
   readonly envVar: string;
+  /**
+   * A FIFO queue: each message names a group, and a group's next message is handed out only
+   * when the one before it is done, so one consumer at most works on a group at a time. No
+   * per-message delay.
+   */
+  readonly fifo: boolean;
   readonly description: string;
 }
 
 export const queues = {
   webhookDeliveries: {
     envVar: 'WEBHOOK_DELIVERIES_QUEUE_URL',
+    fifo: true,
     description:
-      'One message per attempt of one delivery, delayed (DelaySeconds ≤ 900) until the attempt is due; a longer wait is re-delayed in hops of ≤ 900 s.',
+      "FIFO: one message per attempt that is due now, its group the receiver's origin and one of its lanes " +
+      '(a failing origin gets one lane): a hanging receiver holds one sender per lane of its own origin, never more.',
+  },
+  webhookRetries: {
+    envVar: 'WEBHOOK_RETRIES_QUEUE_URL',
+    fifo: false,
+    description:
+      'Standard: one message per attempt not yet due, delayed (DelaySeconds ≤ 900); when it comes due it moves to the ' +
+      'deliveries queue, and a longer wait is re-delayed in hops of ≤ 900 s.',
   },
 } as const satisfies Record<string, QueueSpec>;
 

@@ -148,7 +148,7 @@ export class Observability extends Construct {
         queryDefinitionName: this.queryNames.webhookDeliveries,
         logGroups: props.workers ? [...props.workers.functions.values()].map((fn) => fn.logGroupResource) : functionLogs,
         queryString: new QueryString({
-          fields: ['@timestamp', 'event_id', 'generation', 'attempt', 'outcome', 'response_status', 'duration_ms', 'error_code', 'origin'],
+          fields: ['@timestamp', 'event_id', 'generation', 'attempt', 'outcome', 'response_status', 'duration_ms', 'error_code', 'origin', 'lane', 'moved_to_lane'],
           filterStatements: ['message = "webhook attempt"', 'account_id = PASTE-ACCOUNT-ID and endpoint_id = PASTE-ENDPOINT-ID'],
           sort: '@timestamp desc',
           limit: 500,
@@ -501,7 +501,7 @@ function webhookAlarms(scope: Construct, workers: Workers, stage: string, query:
     alarms.push(
       new Alarm(scope, `${pascal(queueId)}DeadLetterAlarm`, {
         alarmDescription: look(
-          `tillgate ${stage} queue ${queueId}: messages reached its dead-letter queue: the sender failed on them five times ` +
+          `tillgate ${stage} queue ${queueId}: messages reached its dead-letter queue: its worker failed on them five times ` +
             '(database or queue faults, not receiver failures). Their deliveries stay pending; the retry route sends one again.',
         ),
         metric: dlq.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),

@@ -3,7 +3,7 @@ import { Duration, type RemovalPolicy, Tags, Validations } from 'aws-cdk-lib';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { queueIds, queues, type QueueId } from '#commons/queues';
 import type { TableId } from '#commons/tables';
@@ -34,7 +34,8 @@ const pascal = (id: string) => id.charAt(0).toUpperCase() + id.slice(1);
  * functions/workers.ts, each with the event source its trigger names:
  * - a stream: DynamoDB stream of the table, only INSERTs (a filter), bisected on error, partial
  *   batch failures, bounded retries and record age, and an SQS on-failure destination;
- * - a queue: SQS with partial batch responses and a concurrency ceiling.
+ * - a queue (standard or FIFO, as queues.ts declares): SQS with partial batch responses, its
+ *   batch size and a concurrency ceiling.
  * Nothing here names a worker or a queue by hand.
  */
 export class Workers extends Construct {
@@ -49,10 +50,17 @@ export class Workers extends Construct {
     for (const queueId of queueIds) {
       const consumer = workers.find((w) => w.trigger.kind === 'queue' && w.trigger.queue === queueId);
       const maxReceiveCount = consumer?.trigger.kind === 'queue' ? consumer.trigger.maxReceiveCount : 5;
+      const { fifo } = queues[queueId];
+      // A FIFO queue in high-throughput mode: the limits are per message group (an origin's
+      // lane), and so is deduplication. Its dead-letter queue must be FIFO too.
+      const fifoProps = fifo
+        ? { fifo: true, fifoThroughputLimit: FifoThroughputLimit.PER_MESSAGE_GROUP_ID, deduplicationScope: DeduplicationScope.MESSAGE_GROUP }
+        : {};
       const dlq = new Queue(this, `${pascal(queueId)}DeadLetterQueue`, {
         encryption: QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
         retentionPeriod: Duration.days(14),
+        ...(fifo ? { fifo: true } : {}),
       });
       this.deadLetterQueues[queueId] = dlq;
       lastStop(dlq, `the dead-letter queue of ${queueId}`);
@@ -61,9 +69,12 @@ export class Workers extends Construct {
         enforceSSL: true,
         // AWS's advice for a Lambda consumer: at least six times its timeout.
         visibilityTimeout: Duration.seconds(6 * (consumer?.timeoutSeconds ?? 30)),
-        // A message waits at most 900 s (a longer wait is a chain of hops), so a day is ample.
-        retentionPeriod: Duration.days(1),
+        // A delayed message waits at most 900 s (a longer wait is a chain of hops), but a FIFO
+        // group of an origin that hangs drains at one attempt per 15 s until the endpoint is
+        // disabled (5 days of failures): SQS's longest retention, so no attempt expires unsent.
+        retentionPeriod: Duration.days(14),
         deadLetterQueue: { queue: dlq, maxReceiveCount },
+        ...fifoProps,
       });
     }
 

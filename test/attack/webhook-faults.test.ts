@@ -45,7 +45,8 @@ beforeAll(async () => {
     vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void captured.push(args.map(String).join(' ')));
   }
   receiver = await startReceiver();
-  (globalThis as Record<symbol, unknown>)[LOCAL_QUEUES] = { webhookDeliveries: { send: async (messages: QueuedMessage[]) => void queued.push(...messages) } };
+  const keep = { send: async (messages: QueuedMessage[]) => void queued.push(...messages) };
+  (globalThis as Record<symbol, unknown>)[LOCAL_QUEUES] = { webhookDeliveries: keep, webhookRetries: keep };
 });
 afterAll(async () => {
   await receiver.close();
@@ -132,16 +133,47 @@ describe('the fan-out failing mid-batch', () => {
   });
 });
 
+const failingSince = (accountId: number, id: number, since: Date) =>
+  documents.send(
+    new UpdateCommand({
+      TableName: tableName('webhookEndpoints'),
+      Key: { account_id: accountId, id },
+      UpdateExpression: 'SET failing_since = :since',
+      ExpressionAttributeValues: { ':since': since.toISOString() },
+    }),
+  );
+
+describe("a failing origin's lanes", () => {
+  it('sends new attempts through lane 0, and moves a backlog queued in other lanes to lane 0 unsent, where it is sent once', async () => {
+    const path = '/faults/lanes';
+    const created = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', { token: ctx.account.token, body: { webhook_endpoint: { url: `${receiver.url}${path}` } } });
+    expect(created.status).toBe(201);
+    secrets.push(created.json.webhook_endpoint.secret);
+    receiver.secrets(path, [created.json.webhook_endpoint.secret]);
+    const id = created.json.webhook_endpoint.id as number;
+    await failingSince(ctx.account.accountId, id, new Date(Date.now() - 60_000));
+    const eventId = 4_000_000_000 + (seed % 1_000_000) * 4 + 3; // lane 3 were the endpoint healthy
+    queued.length = 0;
+    await fanOut({ Records: [streamRecord(ctx.account.accountId, eventId, 1)] });
+    const [fresh] = queued.map((m) => JSON.parse(m.body) as DeliveryMessage).filter((m) => m.endpoint_id === id);
+    expect(fresh).toMatchObject({ lane: 0, attempts: 0, generation: 1 });
+
+    // The same attempt as it would wait in lane 3 had it been queued while the endpoint was healthy.
+    queued.length = 0;
+    await processMessage({ ...fresh!, lane: 3 });
+    expect(receiver.on(path)).toHaveLength(0);
+    const moved = queued.map((m) => ({ ...m, message: JSON.parse(m.body) as DeliveryMessage }));
+    expect(moved.map((m) => [m.message.lane, m.message.attempts, m.message.generation])).toEqual([[0, 0, 1]]);
+    expect(moved[0]!.groupId?.endsWith('-0')).toBe(true);
+    await processMessage(moved[0]!.message);
+    await processMessage(moved[0]!.message); // a second copy sends nothing
+    expect(receiver.on(path)).toHaveLength(1);
+    const list = await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${id}/deliveries`, { token: ctx.account.token });
+    expect(list.json.deliveries.map((d: any) => [d.event_id, d.status, d.attempts])).toEqual([[eventId, 'succeeded', 1]]);
+  });
+});
+
 describe('five days of failures', () => {
-  const failingSince = (accountId: number, id: number, since: Date) =>
-    documents.send(
-      new UpdateCommand({
-        TableName: tableName('webhookEndpoints'),
-        Key: { account_id: accountId, id },
-        UpdateExpression: 'SET failing_since = :since',
-        ExpressionAttributeValues: { ':since': since.toISOString() },
-      }),
-    );
 
   it('disable an endpoint whose every attempt has failed for five days; a success before that ends the streak', async () => {
     const make = async (path: string) => {

@@ -61,6 +61,7 @@ describe('findBundles', () => {
       retryWebhookDelivery: ['deliveryPath', 'emptyObject'],
       fanOutWebhookEvents: [],
       sendWebhookDeliveries: [],
+      forwardDueWebhookDeliveries: [],
     };
     for (const [operationId, file] of Object.entries(findBundles(cdkOut))) {
       const text = readFileSync(file, 'utf8');

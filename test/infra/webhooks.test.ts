@@ -57,25 +57,52 @@ describe('webhook plumbing in AWS', () => {
     expect(mapping.DestinationConfig).toEqual({ OnFailure: { Destination: { 'Fn::GetAtt': [idOf(failures), 'Arn'] } } });
   });
 
-  it('feeds the sender from the delivery queue with partial batch responses; the queue has a dead-letter queue and a visibility of six timeouts', () => {
+  it('feeds the sender one message at a time from a high-throughput FIFO deliveries queue (groups per origin lane), with a FIFO dead-letter queue', () => {
     const sender = synth.stack.workers.functions.get('sendWebhookDeliveries')!;
     const queue = synth.stack.workers.queues.webhookDeliveries;
     const [, mapping] = ofType('AWS::Lambda::EventSourceMapping').find(([, m]) => m.Properties.FunctionName.Ref === idOf(sender))!;
+    // A batch of one: a FIFO batch may mix groups, and a hanging receiver would hold the others' groups until it ends.
     expect(mapping.Properties).toMatchObject({
       EventSourceArn: { 'Fn::GetAtt': [idOf(queue), 'Arn'] },
-      BatchSize: 10,
+      BatchSize: 1,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       ScalingConfig: { MaximumConcurrency: 50 },
     });
     const properties = resources[idOf(queue)]!.Properties;
-    expect(properties.VisibilityTimeout).toBe(180);
-    expect(properties.RedrivePolicy).toEqual({
-      deadLetterTargetArn: { 'Fn::GetAtt': [idOf(synth.stack.workers.deadLetterQueues.webhookDeliveries), 'Arn'] },
-      maxReceiveCount: 5,
+    expect(properties).toMatchObject({
+      FifoQueue: true,
+      FifoThroughputLimit: 'perMessageGroupId',
+      DeduplicationScope: 'messageGroup',
+      VisibilityTimeout: 180,
+      MessageRetentionPeriod: 14 * 86_400,
+      SqsManagedSseEnabled: true,
     });
-    expect(properties.SqsManagedSseEnabled).toBe(true);
+    expect(properties.ContentBasedDeduplication).toBeUndefined();
+    const dlq = synth.stack.workers.deadLetterQueues.webhookDeliveries;
+    expect(properties.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [idOf(dlq), 'Arn'] }, maxReceiveCount: 5 });
+    expect(resources[idOf(dlq)]!.Properties.FifoQueue).toBe(true);
     expect(resources[idOf(sender)]!.Properties.Timeout).toBe(30);
-    expect(resources[idOf(sender)]!.Properties.Environment.Variables.WEBHOOK_DELIVERIES_QUEUE_URL).toEqual({ Ref: idOf(queue) });
+    const variables = resources[idOf(sender)]!.Properties.Environment.Variables;
+    expect(variables.WEBHOOK_DELIVERIES_QUEUE_URL).toEqual({ Ref: idOf(queue) });
+    expect(variables.WEBHOOK_RETRIES_QUEUE_URL).toEqual({ Ref: idOf(synth.stack.workers.queues.webhookRetries) });
+  });
+
+  it('delays retries on a standard queue whose forwarder moves them to the deliveries queue when due', () => {
+    const forwarder = synth.stack.workers.functions.get('forwardDueWebhookDeliveries')!;
+    const retries = synth.stack.workers.queues.webhookRetries;
+    const [, mapping] = ofType('AWS::Lambda::EventSourceMapping').find(([, m]) => m.Properties.FunctionName.Ref === idOf(forwarder))!;
+    expect(mapping.Properties).toMatchObject({
+      EventSourceArn: { 'Fn::GetAtt': [idOf(retries), 'Arn'] },
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 10 },
+    });
+    const properties = resources[idOf(retries)]!.Properties;
+    expect(properties.FifoQueue).toBeUndefined();
+    expect(properties.RedrivePolicy.deadLetterTargetArn).toEqual({ 'Fn::GetAtt': [idOf(synth.stack.workers.deadLetterQueues.webhookRetries), 'Arn'] });
+    const variables = resources[idOf(forwarder)]!.Properties.Environment.Variables;
+    expect(variables.WEBHOOK_DELIVERIES_QUEUE_URL).toEqual({ Ref: idOf(synth.stack.workers.queues.webhookDeliveries) });
+    expect(variables.WEBHOOK_RETRIES_QUEUE_URL).toEqual({ Ref: idOf(retries) });
   });
 
   it('lets only the sender read signing secrets; the routes that make, rotate and delete them only write', () => {
@@ -127,7 +154,8 @@ describe('webhook plumbing in AWS', () => {
     expect(iterator[0]).toMatchObject({ MetricName: 'IteratorAge', Statistic: 'Maximum', Threshold: 60_000 });
     const failureQueue = idOf(synth.stack.workers.failureQueues.get('fanOutWebhookEvents')!);
     expect(JSON.stringify(byId('FailureDestinationAlarm')[0])).toContain(failureQueue);
-    expect(JSON.stringify(byId('DeadLetterAlarm')[0])).toContain(idOf(synth.stack.workers.deadLetterQueues.webhookDeliveries));
+    const deadLetters = JSON.stringify(byId('DeadLetterAlarm'));
+    for (const dlq of Object.values(synth.stack.workers.deadLetterQueues)) expect(deadLetters).toContain(idOf(dlq));
     for (const alarm of [...byId('WebhookDeliveriesFailingAlarm'), ...iterator, ...byId('FailureDestinationAlarm'), ...byId('DeadLetterAlarm')]) {
       expect(JSON.stringify(alarm.AlarmDescription)).toContain('tillgate-prod/webhook-deliveries-of-one-endpoint');
     }

@@ -8,7 +8,9 @@ import { bundledWorkers, sourceWorkers, startLocalWebhooks, type LocalWebhooks }
  * database, with the worker handlers from the sources or, with TILLGATE_HANDLERS=bundles, from
  * the bundles `cdk synth` built.
  */
-export async function startTestWebhooks(options: { visibilityMs?: number; streams?: boolean } = {}): Promise<LocalWebhooks> {
+export async function startTestWebhooks(
+  options: { visibilityMs?: number; streams?: boolean; concurrency?: Record<string, number> } = {},
+): Promise<LocalWebhooks> {
   const loadWorker =
     process.env.TILLGATE_HANDLERS === 'bundles'
       ? bundledWorkers((await import('../../infra/bundles.ts')).findBundles(resolve('cdk.out')))
@@ -21,6 +23,7 @@ export async function startTestWebhooks(options: { visibilityMs?: number; stream
     pollIntervalMs: 50,
     visibilityMs: options.visibilityMs ?? 1000,
     streams: options.streams ?? true,
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     // Files run side by side on the same tables: each takes the events of its own accounts only.
     acceptsAccount: (accountId) => accountsOfThisProcess.has(accountId),
   });

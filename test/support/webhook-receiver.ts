@@ -27,6 +27,10 @@ export interface Receiver {
   /** How the path answers from now on (default 204). */
   behave(path: string, behaviour: Behaviour): void;
   on(path: string): Received[];
+  /** The most requests held open by 'hang' at once, since the start or the last reset. */
+  peakHanging(): number;
+  /** Starts counting the peak again from the requests held open now. */
+  resetPeakHanging(): void;
   /** Waits until `path` has received `count` requests (or fails after `timeoutMs`). */
   waitFor(path: string, count: number, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
@@ -37,6 +41,7 @@ export async function startReceiver(): Promise<Receiver> {
   const secrets = new Map<string, string[]>();
   const behaviours = new Map<string, Behaviour>();
   const hanging = new Set<ServerResponse>();
+  let peakHanging = 0;
 
   const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -62,6 +67,7 @@ export async function startReceiver(): Promise<Receiver> {
     const behaviour = behaviours.get(path) ?? { status: 204 };
     if (behaviour === 'hang') {
       hanging.add(response);
+      peakHanging = Math.max(peakHanging, hanging.size);
       response.on('close', () => hanging.delete(response));
       return;
     }
@@ -78,6 +84,8 @@ export async function startReceiver(): Promise<Receiver> {
     secrets: (path, list) => void secrets.set(path, list),
     behave: (path, behaviour) => void behaviours.set(path, behaviour),
     on,
+    peakHanging: () => peakHanging,
+    resetPeakHanging: () => void (peakHanging = hanging.size),
     async waitFor(path, count, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       while (on(path).length < count) {

@@ -132,6 +132,29 @@ export async function claimAttempt(expected: Expected, now: Date, leaseMs: numbe
   }
 }
 
+/**
+ * Gives a claimed attempt back unsent (the sender moves its message to another lane), so that
+ * the moved copy can claim it at once; false when the delivery moved on meanwhile.
+ */
+export async function releaseClaim(expected: Expected): Promise<boolean> {
+  try {
+    await documents.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: keyOf(expected.accountId, expected.endpointId, expected.eventId),
+        UpdateExpression: 'REMOVE lease_until',
+        ConditionExpression: 'generation = :generation AND attempts = :attempts AND #status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':generation': expected.generation, ':attempts': expected.attempts, ':pending': 'pending' },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (conditionFailed(error)) return false;
+    throw error;
+  }
+}
+
 export interface AttemptOutcome {
   readonly status: DeliveryStatus;
   /** Whether a request was sent (false: the endpoint was gone or disabled when the attempt came due). */
