@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { ensureTables, tableEnvironment, tableNamesWithPrefix } from './dynamodb.ts';
 import { superviseDynamoDbLocal, type SupervisedDynamoDb } from './dynamodb-supervisor.ts';
 import { localSettings } from './settings.ts';
@@ -67,8 +68,14 @@ const api = await startLocalApi({
   throw error;
 });
 
-// Webhooks: DynamoDB Local's stream drives the fan-out, an in-process queue the sender.
-const webhooks = await startLocalWebhooks({ endpoint: settings.endpoint, tableNames: names, loadWorker: sourceWorkers });
+// Webhooks: DynamoDB Local's stream drives the fan-out, in-process queues the sender and the
+// forwarder; what they still hold when the stack stops is kept beside the data for the next run.
+const webhooks = await startLocalWebhooks({
+  endpoint: settings.endpoint,
+  tableNames: names,
+  loadWorker: sourceWorkers,
+  stateFile: path.join(settings.dataDirectory, 'webhook-queues.json'),
+});
 
 console.log(`
 tillgate is running locally.

@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
@@ -32,7 +33,9 @@ import { localClient } from './dynamodb.ts';
  *   invocation and at most the event source's maximum concurrency at once, so a hanging
  *   receiver holds its own lanes and nothing else, as in AWS. A message that fails is handed over
  *   again after `visibilityMs`, up to `maxReceiveCount` times (at least once, like SQS).
- *   Messages live in memory only: a restart of npm start loses the retries it was waiting on.
+ *   Messages live in memory while the stack runs; npm start keeps what is waiting in a file when
+ *   it stops and hands it back when it starts again (stateFile), so a restart loses no retry
+ *   (a crash of the process does).
  */
 type WorkerHandler = (event: unknown, context: Context) => Promise<unknown>;
 export type WorkerLoader = (worker: Worker) => Promise<WorkerHandler>;
@@ -70,6 +73,12 @@ export interface LocalWebhookOptions {
    * another file's in-memory queue, which is dropped when that file ends.
    */
   readonly acceptsAccount?: (accountId: number) => boolean;
+  /**
+   * Where the queues' waiting messages are kept between runs (npm start: .local/webhook-queues.json):
+   * written when the stack stops, handed back to the queues and removed when it starts. Without
+   * it (the tests), what is waiting when the stack stops is dropped.
+   */
+  readonly stateFile?: string;
 }
 
 export interface LocalWebhooks {
@@ -99,6 +108,16 @@ export async function startLocalWebhooks(options: LocalWebhookOptions): Promise<
   }
   for (const id of queueIds) if (!queues[id]) throw new Error(`No worker consumes queue ${id}`);
   (globalThis as Record<symbol, unknown>)[LOCAL_QUEUES] = queues;
+  if (options.stateFile && existsSync(options.stateFile)) {
+    const saved = JSON.parse(readFileSync(options.stateFile, 'utf8')) as Partial<Record<QueueId, PendingMessage[]>>;
+    let restored = 0;
+    for (const id of queueIds) {
+      await queues[id].restore(saved[id] ?? []);
+      restored += saved[id]?.length ?? 0;
+    }
+    rmSync(options.stateFile);
+    log(JSON.stringify({ level: 'INFO', message: 'local webhook queues: messages of the last run restored', messages: restored, file: options.stateFile }));
+  }
 
   for (const worker of workers) {
     if (worker.trigger.kind !== 'stream' || options.streams === false) continue;
@@ -122,6 +141,15 @@ export async function startLocalWebhooks(options: LocalWebhookOptions): Promise<
       await Promise.all(pollers.map((poller) => poller.stop()));
       await Promise.all(Object.values(queues).map((queue) => queue.stop()));
       delete (globalThis as Record<symbol, unknown>)[LOCAL_QUEUES];
+      if (options.stateFile) {
+        const pending = Object.fromEntries(queueIds.map((id) => [id, queues[id].pending()]));
+        const count = Object.values(pending).reduce((sum, list) => sum + list.length, 0);
+        if (count > 0) {
+          mkdirSync(dirname(options.stateFile), { recursive: true });
+          writeFileSync(options.stateFile, JSON.stringify(pending));
+          log(JSON.stringify({ level: 'INFO', message: 'local webhook queues: waiting messages kept for the next run', messages: count, file: options.stateFile }));
+        }
+      }
     },
   };
 }
@@ -344,6 +372,11 @@ interface Group {
   busy: boolean;
 }
 
+export interface PendingMessage extends QueuedMessage {
+  /** Epoch milliseconds. */
+  readonly visibleAt: number;
+}
+
 /** SQS keeps a FIFO message's deduplication id this long. */
 const DEDUPLICATION_MS = 5 * 60_000;
 
@@ -359,6 +392,8 @@ const DEDUPLICATION_MS = 5 * 60_000;
  */
 export class LocalSqsQueue implements LocalQueue {
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Standard: the messages waiting out a delay, and when each becomes visible. */
+  private readonly delayed = new Map<Waiting, number>();
   /** Standard: the visible messages. */
   private readonly visible: Waiting[] = [];
   /** FIFO: groups by id, and deduplication ids seen with their expiry. */
@@ -429,12 +464,43 @@ export class LocalSqsQueue implements LocalQueue {
 
   /** A new message, visible after its delay (FIFO: at the end of its group at once). */
   private later(item: Waiting, delayMs: number): void {
-    if (!this.fifo) return this.after(delayMs, () => this.visible.push(item));
+    if (!this.fifo) return this.delay(item, delayMs);
     const groupId = item.message.groupId!;
     const group = this.groups.get(groupId) ?? { waiting: [], busy: false };
     this.groups.set(groupId, group);
     group.waiting.push(item);
     this.pump();
+  }
+
+  /** Standard: visible after `delayMs`; kept, not scheduled, once the queue is stopping (pending() hands it on). */
+  private delay(item: Waiting, delayMs: number): void {
+    this.delayed.set(item, Date.now() + delayMs);
+    this.after(delayMs, () => {
+      this.delayed.delete(item);
+      this.visible.push(item);
+    });
+  }
+
+  /**
+   * What is still waiting once the queue has stopped, with when each message becomes visible:
+   * `npm start` keeps it in a file and hands it to the next run (restore), so a restart does not
+   * lose the retries it was waiting on.
+   */
+  pending(): PendingMessage[] {
+    const now = Date.now();
+    const waiting = this.fifo
+      ? [...this.groups.values()].flatMap((group) => group.waiting.map((item) => ({ item, visibleAt: now })))
+      : [...this.visible.map((item) => ({ item, visibleAt: now })), ...[...this.delayed].map(([item, visibleAt]) => ({ item, visibleAt }))];
+    return waiting.map(({ item, visibleAt }) => ({ ...item.message, delaySeconds: undefined, visibleAt }));
+  }
+
+  /** Messages of an earlier run (pending()), each visible when it was due to be. */
+  async restore(messages: readonly PendingMessage[]): Promise<void> {
+    const now = Date.now();
+    for (const { visibleAt, ...message } of messages) {
+      const delaySeconds = this.fifo ? undefined : Math.max(0, Math.ceil((visibleAt - now) / 1000));
+      this.later({ message: { ...message, delaySeconds }, id: randomUUID(), receives: 0 }, (delaySeconds ?? 0) * 1000);
+    }
   }
 
   /** Starts what may start: under the concurrency limit, and for FIFO one message per group. */
@@ -496,7 +562,7 @@ export class LocalSqsQueue implements LocalQueue {
         this.options.log(JSON.stringify({ level: 'ERROR', message: 'local queue: message moved to the dead-letter queue', worker: this.worker.name, body: item.message.body }));
       }
       if (!group) {
-        if (retry) this.after(this.options.visibilityMs, () => this.visible.push(item));
+        if (retry) this.delay(item, this.options.visibilityMs);
       } else if (retry) {
         // The group waits for its first message to become visible again.
         this.after(this.options.visibilityMs, () => (group.busy = false));

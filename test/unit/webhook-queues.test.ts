@@ -3,7 +3,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { LocalSqsQueue } from '../../local/webhooks.ts';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalSqsQueue, startLocalWebhooks } from '../../local/webhooks.ts';
 import { workers } from '../../functions/workers.ts';
 import {
   deduplicationIdOf,
@@ -213,5 +216,45 @@ describe("the local stack's stand-in for SQS", () => {
     expect(at[0]! - sent).toBeGreaterThanOrEqual(990);
     await expect(queue.send([{ body: '{}', groupId: 'A' }])).rejects.toThrow(/standard/);
     await queue.stop();
+  });
+
+  it('keeps what is waiting across a restart of npm start: delays keep their due time, FIFO groups their order', async () => {
+    const seen: string[] = [];
+    const slow = async (event: SQSEvent) => {
+      const { groupId, n } = JSON.parse(event.Records[0]!.body);
+      await new Promise((r) => setTimeout(r, 50));
+      seen.push(`${groupId}${n}`);
+      return { batchItemFailures: [] };
+    };
+    const options = { concurrency: 4, visibilityMs: 20, log: () => undefined };
+    const first = new LocalSqsQueue('webhookDeliveries', sender, slow as never, options);
+    await first.send([fifo('A', 1), fifo('A', 2), fifo('A', 3)]);
+    await first.stop(); // A1 was in flight and completes; A2 and A3 wait
+    expect(seen).toEqual(['A1']);
+    const pending = first.pending();
+    expect(pending.map((m) => JSON.parse(m.body).n)).toEqual([2, 3]);
+    const second = new LocalSqsQueue('webhookDeliveries', sender, slow as never, options);
+    await second.restore(pending);
+    const deadline = Date.now() + 2000;
+    while (seen.length < 3 && Date.now() < deadline) await settle();
+    expect(seen).toEqual(['A1', 'A2', 'A3']);
+    await second.stop();
+
+    // Through startLocalWebhooks and its file, as npm start runs it.
+    const stateFile = join(mkdtempSync(join(tmpdir(), 'tillgate-queues-')), 'webhook-queues.json');
+    const start = () =>
+      startLocalWebhooks({ endpoint: 'http://127.0.0.1:9', tableNames: {}, streams: false, stateFile, log: () => undefined, loadWorker: async () => (async () => ({ batchItemFailures: [] })) as never });
+    const dueIn = 600;
+    const one = await start();
+    await one.queues.webhookRetries.send([{ body: '{"retry":1}', delaySeconds: dueIn }]);
+    const before = Date.now();
+    await one.close();
+    const saved = JSON.parse(readFileSync(stateFile, 'utf8'));
+    expect(saved.webhookRetries).toHaveLength(1);
+    expect(saved.webhookRetries[0].visibleAt - before).toBeGreaterThan((dueIn - 5) * 1000);
+    const two = await start();
+    expect(existsSync(stateFile)).toBe(false);
+    await two.close();
+    expect(JSON.parse(readFileSync(stateFile, 'utf8')).webhookRetries.map((m: { body: string }) => m.body)).toEqual(['{"retry":1}']);
   });
 });
