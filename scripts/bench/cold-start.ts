@@ -3,6 +3,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { hosts, type HostId } from '../../functions/routes.ts';
 import { tables, type TableId } from '../../functions/commons/tables.ts';
+import { queues, type QueueSpec } from '../../functions/commons/queues.ts';
 import { OPERATION_METADATA_KEY } from '../../infra/bundles.ts';
 import { matchRoute, toProxyEvent } from '../../local/server.ts';
 import type { TableNames } from '../../local/dynamodb.ts';
@@ -36,6 +37,9 @@ export function functionEnvironment(cdkOut: string, operationId: string, names: 
       for (const [name, value] of Object.entries(variables)) {
         const table = (Object.keys(tables) as TableId[]).find((id) => tables[id].envVar === name);
         if (table) environment[name] = names[table];
+        // A queue's URL is left out, as the local stack leaves it: the handlers then use the
+        // in-process queue (local/webhooks.ts). No cold-start request sends to a queue.
+        else if (Object.values<QueueSpec>(queues).some((queue) => queue.envVar === name)) continue;
         else if (typeof value === 'string') environment[name] = value;
         else throw new Error(`bench: ${operationId}'s environment variable ${name} is not a string in the template (${JSON.stringify(value)}): teach cold-start.ts to resolve it`);
       }

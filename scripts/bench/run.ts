@@ -88,6 +88,8 @@ try {
   const { token } = await issueToken(accountId, 'bench', 'all');
   await accountForToken(token);
   let serial = 0;
+  /** The accounts of freshToken's tokens: a cold recording's new token stays in the request's account. */
+  const freshAccounts = new Map<string, number>();
   const send: SendRaw = async (request) => {
     const host = Object.values(hosts).find((h) => request.path.startsWith(`${h.versionPrefix}/`));
     if (!host) throw new Error(`bench: no host serves ${request.path}`);
@@ -98,7 +100,12 @@ try {
     accountId,
     token,
     unique: () => `${started.toString(36).replace('.', '')}-${(serial++).toString(36)}`,
-    freshToken: async () => (await issueToken(accountId + 1 + serial++, 'bench fresh account', 'all')).token,
+    freshToken: async () => {
+      const account = accountId + 1 + serial++;
+      const { token: fresh } = await issueToken(account, 'bench fresh account', 'all');
+      freshAccounts.set(fresh, account);
+      return fresh;
+    },
     send: async (request) => {
       const answer = await send(request);
       let body: unknown = answer.body;
@@ -141,7 +148,10 @@ try {
     proxy,
     send,
     calls: settings.calls,
-    withFreshToken: async (request: HttpRequest) => ({ ...request, headers: { ...request.headers, 'X-Auth-Token': (await issueToken(accountId, 'bench cold', 'all')).token } }),
+    withFreshToken: async (request: HttpRequest) => {
+      const account = freshAccounts.get(request.headers['X-Auth-Token'] ?? '') ?? accountId;
+      return { ...request, headers: { ...request.headers, 'X-Auth-Token': (await issueToken(account, 'bench cold', 'all')).token } };
+    },
     countersTable: names.counters,
     blockSize: Number(process.env.ID_BLOCK_SIZE ?? 100),
     nextId: ids.nextId,
