@@ -240,7 +240,31 @@ const redeemScenario = (codesPerCall: number): Scenario => ({
     if (first.status !== 200) throw new Error(`bench: could not redeem a code: ${first.status} ${json(first.body)}`);
     return times(count, (i) => tillRequest(context, '/v2.0/redeemed_codes', `R-${context.unique()}`, codes.slice(i * codesPerCall, (i + 1) * codesPerCall)));
   },
+  // A fresh environment has no description cached: its first redemption of a generator reads it
+  // (one GetItem after the transaction). Each cold request names codes of a generator this server
+  // never read, so the reference's plan has that read too.
+  prepareCold: async (context, count) =>
+    Promise.all(
+      (await newGenerators(context, count)).map(async (generator) =>
+        tillRequest(context, '/v2.0/redeemed_codes', `R-${context.unique()}`, await unreadCodes(context, generator, codesPerCall)),
+      ),
+    ),
 });
+
+/**
+ * `count` codes of `generator`, written straight into the codes table as an issuance writes them:
+ * issuing through the in-process server would cache the generator's settings, which a fresh
+ * execution environment does not have.
+ */
+async function unreadCodes(context: BenchContext, generator: number, count: number): Promise<string[]> {
+  const { newCodeItem, putCode } = await import('../../functions/commons/data/codes.ts');
+  const { writeTogether } = await import('../../functions/commons/data/transactions.ts');
+  const issuedAt = new Date().toISOString();
+  const codes = times(count, () => `WIN-${context.unique().replace(/[^A-Za-z0-9]/g, '').toUpperCase()}`);
+  const written = await writeTogether(codes.map((code) => putCode(newCodeItem(context.accountId, generator, code, issuedAt, generator, false))));
+  if (written.outcome !== 'written') throw new Error(`bench: could not write codes of generator ${generator}`);
+  return codes;
+}
 
 const times = <T>(count: number, make: (i: number) => T): T[] => Array.from({ length: count }, (_, i) => make(i));
 
