@@ -27,6 +27,14 @@ export async function generatorSettings(accountId: number, id: number, maxAgeMs:
     cache.delete(key);
     return undefined;
   }
+  return rememberGenerator(generator);
+}
+
+/**
+ * Caches what a read found, or what a transaction's failed condition returned about a generator
+ * (newer than the cache); answers the settings kept.
+ */
+export function rememberGenerator(generator: CodeGenerator): GeneratorSettings {
   const settings: GeneratorSettings = {
     id: generator.id,
     generation_type: generator.generation_type,
@@ -35,20 +43,8 @@ export async function generatorSettings(accountId: number, id: number, maxAgeMs:
     description: generator.description,
     status: generator.status,
   };
-  remember(accountId, settings);
+  remember(generator.account_id, settings);
   return settings;
-}
-
-/** What a transaction's failed condition returned about a generator is newer than the cache: keep it. */
-export function rememberGenerator(generator: CodeGenerator): void {
-  remember(generator.account_id, {
-    id: generator.id,
-    generation_type: generator.generation_type,
-    code_length: generator.code_length,
-    prefix: generator.prefix,
-    description: generator.description,
-    status: generator.status,
-  });
 }
 
 function remember(accountId: number, settings: GeneratorSettings): void {

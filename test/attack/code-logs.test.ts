@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { routes } from '../../functions/routes.ts';
 import type { LocalApi } from '../../local/server.ts';
 import { newAccount } from '../support/accounts.ts';
-import { failingDynamoOperation, type DynamoTransport } from './support.ts';
+import { captureLogs, failingDynamoOperation, type DynamoTransport } from './support.ts';
 import { call } from '../support/http.ts';
 
 /**
@@ -86,16 +86,7 @@ let transport: DynamoTransport;
 beforeAll(async () => {
   vi.resetModules();
   process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
-  const capture = (chunk: unknown, ...rest: unknown[]) => {
-    captured.push(String(chunk));
-    (rest.find((r) => typeof r === 'function') as (() => void) | undefined)?.();
-    return true;
-  };
-  vi.spyOn(process.stdout, 'write').mockImplementation(capture as never);
-  vi.spyOn(process.stderr, 'write').mockImplementation(capture as never);
-  for (const method of ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const) {
-    vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void captured.push(args.map(String).join(' ')));
-  }
+  captureLogs(captured);
   const { sourceHandlers, startLocalApi } = await import('../../local/server.ts');
   api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourceHandlers, log: (line) => void captured.push(line) });
   const { dynamodb } = await import('../../functions/commons/clients.ts');

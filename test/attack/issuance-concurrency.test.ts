@@ -9,7 +9,7 @@ import { newAccount } from '../support/accounts.ts';
 import { call, type HttpResponse } from '../support/http.ts';
 import { startTestApi } from '../support/local-api.ts';
 import { codeItemsOf, eventsOf } from '../support/records.ts';
-import { fuzzSeed } from './support.ts';
+import { fuzzSeed, seededRandom } from './support.ts';
 
 /**
  * Issuance and the events feed under concurrent load, through the local HTTP server:
@@ -23,18 +23,6 @@ import { fuzzSeed } from './support.ts';
 const seed = fuzzSeed();
 console.log(`issuance-concurrency: seed ${seed} (replay: FUZZ_SEED=${seed} npx vitest run test/attack/issuance-concurrency.test.ts)`);
 
-/** mulberry32: small, seedable, good enough to choose counts and kinds of writes. */
-function random(seedValue: number) {
-  let state = seedValue >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)) };
-}
 
 type Account = Awaited<ReturnType<typeof newAccount>>;
 let api: LocalApi;
@@ -80,7 +68,7 @@ async function issuedInTable(accountId: number, generatorId: number): Promise<st
 }
 
 /** `count` distinct random codes of 4 digits, issued by `generatorId` as far as the table says. */
-async function prefill(accountId: number, generatorId: number, count: number, rng: ReturnType<typeof random>): Promise<Set<string>> {
+async function prefill(accountId: number, generatorId: number, count: number, rng: ReturnType<typeof seededRandom>): Promise<Set<string>> {
   const codes = new Set<string>();
   while (codes.size < count) codes.add(String(rng.int(0, 9999)).padStart(4, '0'));
   const items = [...codes].map((code) => newCodeItem(accountId, generatorId, code, new Date().toISOString(), 1, false));
@@ -106,7 +94,7 @@ const perCaller = Number(process.env.ISSUANCE_CODES_PER_CALLER ?? 500);
 
 describe('issuance under concurrency', () => {
   it('20 concurrent callers issuing >= 10,000 codes from 3 generators of one shape: every code unique in the account, each readable', async () => {
-    const rng = random(seed);
+    const rng = seededRandom(seed);
     const account = await newAccount();
     // Codes are unique in the account, whichever generator issues them. 10^5 numeric codes: over
     // 10,000 draws about 500 collide (within a call, across calls and across generators), so the
@@ -180,7 +168,7 @@ describe('issuance under concurrency', () => {
   }, 120_000 * Math.max(1, perCaller / 500));
 
   it('a numeric space of 10,000 codes, 6,000 taken by a sibling generator, driven to exhaustion by concurrent callers: ends in 409, never a 5xx, every issued code unique', async () => {
-    const rng = random(seed ^ 0x5eed);
+    const rng = seededRandom(seed ^ 0x5eed);
     const account = await newAccount();
     const generator = await createGenerator(account, { generation_type: 'numeric', code_length: 4 });
     // The space is the account's: 6,000 of its codes are a sibling generator's (of the same shape),
@@ -276,7 +264,7 @@ describe('the feed under concurrent writes', () => {
     let writersDone = false;
 
     const writer = async (index: number) => {
-      const rng = random(seed + 7919 * (index + 1));
+      const rng = seededRandom(seed + 7919 * (index + 1));
       const own: typeof generators = [];
       for (let n = 0; n < WRITES_EACH; n++) {
         const kind = own.length === 0 ? 0 : rng.int(0, 3);

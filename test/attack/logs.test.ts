@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newToken } from '../../functions/commons/auth.ts';
 import { newAccount } from '../support/accounts.ts';
-import { failingDynamoOperation, type DynamoTransport } from './support.ts';
+import { captureLogs, failingDynamoOperation, type DynamoTransport } from './support.ts';
 import { invoke } from '../support/invoke.ts';
 
 /**
@@ -18,19 +18,7 @@ const savedLevel = process.env.POWERTOOLS_LOG_LEVEL;
 beforeAll(async () => {
   vi.resetModules();
   process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
-  const capture =
-    (stream: NodeJS.WriteStream) =>
-    (chunk: unknown, ...rest: unknown[]) => {
-      captured.push(String(chunk));
-      const callback = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
-      callback?.();
-      return true;
-    };
-  vi.spyOn(process.stdout, 'write').mockImplementation(capture(process.stdout) as never);
-  vi.spyOn(process.stderr, 'write').mockImplementation(capture(process.stderr) as never);
-  for (const method of ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const) {
-    vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void captured.push(args.map(String).join(' ')));
-  }
+  captureLogs(captured);
   handlers = {
     createCodeGenerator: (await import('../../functions/create-code-generator.ts')).handler as Handler,
     getEvent: (await import('../../functions/get-event.ts')).handler as Handler,

@@ -4,7 +4,7 @@ import { newAccount } from '../support/accounts.ts';
 import { call, type HttpResponse } from '../support/http.ts';
 import { startTestApi } from '../support/local-api.ts';
 import { codeItemsOf, eventsOf, posTransactionsOf } from '../support/records.ts';
-import { fuzzSeed } from './support.ts';
+import { fuzzSeed, seededRandom } from './support.ts';
 
 /**
  * Redemption under races, through the local HTTP server:
@@ -19,17 +19,6 @@ import { fuzzSeed } from './support.ts';
 const seed = fuzzSeed();
 console.log(`redemption-races: seed ${seed} (replay: FUZZ_SEED=${seed} npx vitest run test/attack/redemption-races.test.ts)`);
 
-function random(seedValue: number) {
-  let state = seedValue >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)) };
-}
 
 type Account = Awaited<ReturnType<typeof newAccount>>;
 let api: LocalApi;
@@ -79,7 +68,7 @@ describe('redemption races', () => {
   }, 60_000);
 
   it('redemptions racing voids of the same transactions, many rounds: never a code held by a voided transaction, every released code redeemable again', async () => {
-    const rng = random(seed);
+    const rng = seededRandom(seed);
     const ROUNDS = 25;
     const SALES = 4;
     const pool = await issue(ROUNDS * SALES * 3);

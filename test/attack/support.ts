@@ -122,6 +122,19 @@ export function fuzzSeed(): number {
   return fromEnv ? Number(fromEnv) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
 }
 
+/** mulberry32: small, seedable, good enough to choose counts, kinds of writes and delays. */
+export function seededRandom(seedValue: number) {
+  let state = seedValue >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return { next, int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)) };
+}
+
 export const fuzzRuns = (fallback: number) => Number(process.env.FUZZ_RUNS ?? fallback);
 
 /**
@@ -155,4 +168,22 @@ export function failingDynamoOperation(transport: DynamoTransport, operation: st
       },
     };
   });
+}
+
+/**
+ * Every line the process writes (stdout, stderr, console) goes into `captured` instead, for the
+ * tests that walk all logs for something that must never appear (a token, a code, a secret).
+ * Undone by `vi.restoreAllMocks()`.
+ */
+export function captureLogs(captured: string[]): void {
+  const capture = (chunk: unknown, ...rest: unknown[]) => {
+    captured.push(String(chunk));
+    (rest.find((r) => typeof r === 'function') as (() => void) | undefined)?.();
+    return true;
+  };
+  vi.spyOn(process.stdout, 'write').mockImplementation(capture as never);
+  vi.spyOn(process.stderr, 'write').mockImplementation(capture as never);
+  for (const method of ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const) {
+    vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void captured.push(args.map(String).join(' ')));
+  }
 }

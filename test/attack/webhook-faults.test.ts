@@ -12,6 +12,7 @@ import { useLocalApi } from '../support/local-api.ts';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.ts';
 import { documents } from '../../functions/commons/clients.ts';
 import { LOCAL_QUEUES, type DeliveryMessage, type QueuedMessage } from '../../functions/commons/webhook-queue.ts';
+import { captureLogs } from './support.ts';
 
 /**
  * Every line written to stdout, stderr or the console while this file runs (at DEBUG): searched
@@ -34,16 +35,7 @@ const { handler: fanOut } = await import('../../functions/fan-out-webhook-events
 const { processMessage } = await import('../../functions/send-webhook-deliveries.ts');
 
 beforeAll(async () => {
-  const capture = (chunk: unknown, ...rest: unknown[]) => {
-    captured.push(String(chunk));
-    (rest.find((r) => typeof r === 'function') as (() => void) | undefined)?.();
-    return true;
-  };
-  vi.spyOn(process.stdout, 'write').mockImplementation(capture as never);
-  vi.spyOn(process.stderr, 'write').mockImplementation(capture as never);
-  for (const method of ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const) {
-    vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void captured.push(args.map(String).join(' ')));
-  }
+  captureLogs(captured);
   receiver = await startReceiver();
   const keep = { send: async (messages: QueuedMessage[]) => void queued.push(...messages) };
   (globalThis as Record<symbol, unknown>)[LOCAL_QUEUES] = { webhookDeliveries: keep, webhookRetries: keep };

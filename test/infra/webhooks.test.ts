@@ -13,6 +13,12 @@ let synth: Synthesized;
 let resources: Record<string, Resource>;
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 const idOf = (construct: { node: { defaultChild?: unknown } }) => logicalId(synth.stack, construct);
+/** The properties of the one event source mapping of a function. */
+const mappingOf = (fn: { node: { defaultChild?: unknown } }) => {
+  const mappings = ofType('AWS::Lambda::EventSourceMapping').filter(([, m]) => m.Properties.FunctionName.Ref === idOf(fn));
+  expect(mappings).toHaveLength(1);
+  return mappings[0]![1].Properties;
+};
 
 beforeAll(() => {
   synth = synthesize();
@@ -40,9 +46,7 @@ describe('webhook plumbing in AWS', () => {
 
   it('feeds the fan-out from the stream: INSERTs only, bisected, partial failures, bounded retries and age, a failure queue', () => {
     const fanOut = synth.stack.workers.functions.get('fanOutWebhookEvents')!;
-    const mappings = ofType('AWS::Lambda::EventSourceMapping').filter(([, m]) => m.Properties.FunctionName.Ref === idOf(fanOut));
-    expect(mappings).toHaveLength(1);
-    const mapping = mappings[0]![1].Properties;
+    const mapping = mappingOf(fanOut);
     expect(mapping.EventSourceArn).toEqual({ 'Fn::GetAtt': [idOf(synth.stack.dataTables.byId.events.table), 'StreamArn'] });
     expect(mapping).toMatchObject({
       StartingPosition: 'LATEST',
@@ -60,9 +64,9 @@ describe('webhook plumbing in AWS', () => {
   it('feeds the sender one message at a time from a high-throughput FIFO deliveries queue (groups per origin lane), with a FIFO dead-letter queue', () => {
     const sender = synth.stack.workers.functions.get('sendWebhookDeliveries')!;
     const queue = synth.stack.workers.queues.webhookDeliveries;
-    const [, mapping] = ofType('AWS::Lambda::EventSourceMapping').find(([, m]) => m.Properties.FunctionName.Ref === idOf(sender))!;
+    const mapping = mappingOf(sender);
     // A batch of one: a FIFO batch may mix groups, and a hanging receiver would hold the others' groups until it ends.
-    expect(mapping.Properties).toMatchObject({
+    expect(mapping).toMatchObject({
       EventSourceArn: { 'Fn::GetAtt': [idOf(queue), 'Arn'] },
       BatchSize: 1,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
@@ -90,8 +94,8 @@ describe('webhook plumbing in AWS', () => {
   it('delays retries on a standard queue whose forwarder moves them to the deliveries queue when due', () => {
     const forwarder = synth.stack.workers.functions.get('forwardDueWebhookDeliveries')!;
     const retries = synth.stack.workers.queues.webhookRetries;
-    const [, mapping] = ofType('AWS::Lambda::EventSourceMapping').find(([, m]) => m.Properties.FunctionName.Ref === idOf(forwarder))!;
-    expect(mapping.Properties).toMatchObject({
+    const mapping = mappingOf(forwarder);
+    expect(mapping).toMatchObject({
       EventSourceArn: { 'Fn::GetAtt': [idOf(retries), 'Arn'] },
       BatchSize: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],

@@ -28,6 +28,19 @@ const webhookRoutes: Route[] = [
   ['retryWebhookDelivery', 'POST', '/v1.0/webhook_endpoints/{id}/deliveries/{event_id}/retry'],
 ].map(([operationId, method, path]) => ({ operationId: operationId!, host: 'core', method: method as Route['method'], path: path!, entry: '', scope: 'core', tables: {}, summary: '' }));
 
+/** What both runs share: the OpenAPI documents, short waits, every route with webhookRoutes for the webhook ones. */
+function smokeSettings(outcomes: Outcome[]) {
+  const documents = { core: JSON.parse(readFileSync('openapi/core.json', 'utf8')), pos: JSON.parse(readFileSync('openapi/pos.json', 'utf8')) };
+  return {
+    storeId: 999_999_999,
+    timeoutMs: 10_000,
+    settleMs: 2_000,
+    checker: openApiChecker(documents),
+    routes: [...routes.filter((route) => !route.operationId.includes('Webhook')), ...webhookRoutes],
+    onOutcome: (outcome: Outcome) => outcomes.push(outcome),
+  };
+}
+
 let api: LocalApi;
 const servers: Server[] = [];
 beforeAll(async () => {
@@ -140,19 +153,13 @@ describe('the smoke webhook checks', () => {
       response.writeHead(204).end();
     });
     const core = await coreWithWebhooks(receiver);
-    const documents = { core: JSON.parse(readFileSync('openapi/core.json', 'utf8')), pos: JSON.parse(readFileSync('openapi/pos.json', 'utf8')) };
     const outcomes: Outcome[] = [];
 
     const report = await runSmoke({
       urls: { core: core.url, pos: api.urls.pos },
       token: account.token,
       webhookUrl: receiver,
-      storeId: 999_999_999,
-      timeoutMs: 10_000,
-      settleMs: 2_000,
-      checker: openApiChecker(documents),
-      routes: [...routes.filter((route) => !route.operationId.includes('Webhook')), ...webhookRoutes],
-      onOutcome: (outcome) => outcomes.push(outcome),
+      ...smokeSettings(outcomes),
     });
 
     const lines = outcomes.map((outcome) => `${outcome.result} ${outcome.status ?? ''} ${outcome.name}${outcome.note ? ` (${outcome.note})` : ''} ${outcome.problems.join('; ')}`.trim());
@@ -176,17 +183,11 @@ describe('the smoke webhook checks', () => {
   it('without --webhook-url, say in one line that the webhook routes are not checked', async () => {
     const account = await newAccount();
     const outcomes: Outcome[] = [];
-    const documents = { core: JSON.parse(readFileSync('openapi/core.json', 'utf8')), pos: JSON.parse(readFileSync('openapi/pos.json', 'utf8')) };
 
     const report = await runSmoke({
       urls: api.urls,
       token: account.token,
-      storeId: 999_999_999,
-      timeoutMs: 10_000,
-      settleMs: 2_000,
-      checker: openApiChecker(documents),
-      routes: [...routes.filter((route) => !route.operationId.includes('Webhook')), ...webhookRoutes],
-      onOutcome: (outcome) => outcomes.push(outcome),
+      ...smokeSettings(outcomes),
     });
 
     expect(report.passed).toBe(true);
