@@ -6,8 +6,7 @@ import type { EventRecord } from '#commons/data/events';
 import { newDelivery, putNewDelivery } from '#commons/data/webhook-deliveries';
 import { endpointsOf, type WebhookEndpoint } from '#commons/data/webhook-endpoints';
 import { logger, metrics } from '#commons/observability';
-import { enqueueDue, laneFor, type DeliveryMessage } from '#commons/webhook-queue';
-import { originOf } from '#commons/webhooks';
+import { enqueueDue, placeOf, type DeliveryMessage } from '#commons/webhook-queue';
 
 /**
  * The events table's stream (NEW_IMAGE) → one delivery per enabled endpoint of the event's
@@ -77,8 +76,7 @@ async function fanOut(record: DynamoDBRecord, endpointsByAccount: Map<number, Pr
       generation: 1,
       attempts: 0,
       due_at: now.getTime(),
-      origin: originOf(endpoint.url),
-      lane: laneFor(event.id, endpoint.failing_since !== undefined),
+      ...placeOf(endpoint, event.id),
     });
   }
   await enqueueDue(messages);

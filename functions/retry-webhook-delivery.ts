@@ -5,8 +5,7 @@ import { findEndpoint } from '#commons/data/webhook-endpoints';
 import { presentDelivery } from '#commons/presenters';
 import deliveryPath from '#commons/schemas/deliveryPath.generated';
 import emptyObject from '#commons/schemas/emptyObject.generated';
-import { enqueueDue, laneFor } from '#commons/webhook-queue';
-import { originOf } from '#commons/webhooks';
+import { enqueueDue, placeOf } from '#commons/webhook-queue';
 
 /**
  * Sends the event again now, signed afresh, whatever the delivery's state (a `failed` one too):
@@ -36,8 +35,7 @@ export const handler = api<Record<string, never>, { id: number; event_id: number
       generation: delivery.generation,
       attempts: delivery.attempts,
       due_at: now.getTime(),
-      origin: originOf(endpoint.url),
-      lane: laneFor(eventId, endpoint.failing_since !== undefined),
+      ...placeOf(endpoint, eventId),
     },
   ]);
   return { statusCode: 202, body: { delivery: presentDelivery(delivery) } };

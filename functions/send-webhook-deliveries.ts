@@ -5,8 +5,8 @@ import { disableEndpoint, findEndpoint, noteFailure, noteSuccess } from '#common
 import { signingSecrets } from '#commons/data/webhook-secrets';
 import { logger, metrics } from '#commons/observability';
 import { ATTEMPT_TIMEOUT_MS, postWebhook, type AttemptResult } from '#commons/webhook-http';
-import { enqueueDue, enqueueWaiting, laneFor, type DeliveryMessage } from '#commons/webhook-queue';
-import { DISABLE_AFTER_FAILING_MS, originOf, retryDelaySeconds, webhookHeaders, webhookPayload } from '#commons/webhooks';
+import { enqueueDue, enqueueWaiting, originOf, placeOf, type DeliveryMessage } from '#commons/webhook-queue';
+import { DISABLE_AFTER_FAILING_MS, retryDelaySeconds, webhookHeaders, webhookPayload } from '#commons/webhooks';
 
 /**
  * The deliveries queue (FIFO, grouped by the receiver's origin and lane; one message per
@@ -71,8 +71,10 @@ export async function processMessage(message: DeliveryMessage): Promise<void> {
     logAttempt(message, endpoint?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted');
     return;
   }
-  const origin = originOf(endpoint.url);
-  const lane = endpoint.failing_since ? laneFor(message.event_id, true) : message.lane;
+  // A message of a failing endpoint belongs in lane 0; one in lane 0 of an endpoint that has
+  // recovered stays there (moving it back would cost a send for nothing).
+  const { origin, lane: failingLane } = placeOf(endpoint, message.event_id, true);
+  const lane = endpoint.failing_since ? failingLane : message.lane;
   if (origin !== message.origin || lane !== message.lane) {
     // Released first: the moved copy claims the same (generation, attempts).
     if (await releaseClaim(expected)) await enqueueDue([{ ...message, origin, lane }]);
@@ -115,7 +117,7 @@ export async function processMessage(message: DeliveryMessage): Promise<void> {
   // Only the copy that recorded the attempt schedules the next: a chain of retries never forks.
   // It waits in the failing origin's one lane.
   if (recorded && nextAt !== undefined) {
-    await enqueueWaiting([{ ...message, attempts, due_at: nextAt, origin, lane: laneFor(message.event_id, true) }]);
+    await enqueueWaiting([{ ...message, attempts, due_at: nextAt, ...placeOf(endpoint, message.event_id, true) }]);
   }
 }
 

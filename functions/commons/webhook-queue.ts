@@ -40,6 +40,21 @@ export const LANES_PER_ORIGIN = 4;
 /** The lane of an attempt: spread by event while the endpoint is healthy, lane 0 while it is failing. */
 export const laneFor = (eventId: number, failing: boolean): number => (failing ? 0 : eventId % LANES_PER_ORIGIN);
 
+/** Scheme, host and port of a URL: what a FIFO group and the attempt logs name, never a path or query. */
+export const originOf = (url: string): string => new URL(url).origin;
+
+/**
+ * Where an attempt to this endpoint waits: its origin (as the URL is now) and its lane, spread
+ * while the endpoint is healthy, lane 0 while it is failing.
+ */
+export function placeOf(
+  endpoint: { readonly url: string; readonly failing_since?: string },
+  eventId: number,
+  failing = endpoint.failing_since !== undefined,
+): Pick<DeliveryMessage, 'origin' | 'lane'> {
+  return { origin: originOf(endpoint.url), lane: laneFor(eventId, failing) };
+}
+
 /** SQS's longest DelaySeconds. */
 export const MAX_DELAY_SECONDS = 900;
 

@@ -58,9 +58,6 @@ const RANGE_NAMES: Record<string, string> = {
   carrierGradeNat: 'carrier-grade NAT',
 };
 
-/** The origin (scheme, host, port) of a URL: what isolation and logs speak of. */
-export const originOf = (url: string) => new URL(url).origin;
-
 // ---------------------------------------------------------------- secrets and signatures
 
 /** `whsec_` and the base64 of 32 random bytes (PRODUCT.md: 24–64). */
