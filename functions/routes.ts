@@ -1,5 +1,5 @@
-import type { QueueId } from './commons/queues.ts';
-import type { TableId } from './commons/tables.ts';
+import type { QueueId } from './queues.ts';
+import type { TableId } from './tables.ts';
 
 /**
  * The route table: every operation of tillgate, declared once. The CDK stack builds one API
@@ -28,9 +28,9 @@ export type RouteScope = 'pos' | 'core';
 export type DynamoAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'ConditionCheckItem';
 export type TableAccess = readonly DynamoAction[];
 
-/** Every function reads its caller's token (functions/commons/auth.ts). */
+/** Every function reads its caller's token (functions/http/tokens.ts). */
 const TOKEN_LOOKUP = { apiKeys: ['GetItem'] } as const satisfies Partial<Record<TableId, TableAccess>>;
-/** Ids come in blocks from one counter (functions/commons/data/ids.ts). */
+/** Ids come in blocks from one counter (functions/data/ids.ts). */
 const ID_BLOCKS = { counters: ['UpdateItem'] } as const satisfies Partial<Record<TableId, TableAccess>>;
 
 export interface Route {
@@ -46,7 +46,7 @@ export interface Route {
   readonly scope: RouteScope;
   /** The tables the function touches, each with the DynamoDB actions it takes there. */
   readonly tables: Readonly<Partial<Record<TableId, TableAccess>>>;
-  /** Queues (functions/commons/queues.ts) the function sends messages to. */
+  /** Queues (functions/queues.ts) the function sends messages to. */
   readonly queues?: readonly QueueId[];
   readonly summary: string;
 }
@@ -80,7 +80,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'POST',
     path: '/v1.0/codegen',
-    entry: 'functions/create-code-generator.ts',
+    entry: 'functions/codes/create-code-generator.ts',
     scope: 'core',
     tables: {
       ...TOKEN_LOOKUP,
@@ -96,7 +96,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'GET',
     path: '/v1.0/codegen',
-    entry: 'functions/list-code-generators.ts',
+    entry: 'functions/codes/list-code-generators.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, codeGenerators: ['Query'] },
     summary: "List the account's code generators, optionally of one store",
@@ -106,7 +106,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'GET',
     path: '/v1.0/codegen/{id}',
-    entry: 'functions/get-code-generator.ts',
+    entry: 'functions/codes/get-code-generator.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'] },
     summary: 'Retrieve a code generator',
@@ -116,7 +116,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'PATCH',
     path: '/v1.0/codegen/{id}',
-    entry: 'functions/update-code-generator.ts',
+    entry: 'functions/codes/update-code-generator.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, ...ID_BLOCKS, codeGenerators: ['GetItem', 'UpdateItem'], events: ['PutItem', 'GetItem'] },
     summary: "Change a code generator's status or description",
@@ -126,7 +126,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'POST',
     path: '/v1.0/codegen/{id}/codes',
-    entry: 'functions/issue-codes.ts',
+    entry: 'functions/codes/issue-codes.ts',
     scope: 'core',
     // The generator is only read and condition-checked; a ConditionCheck needs no write grant.
     tables: {
@@ -146,7 +146,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'GET',
     path: '/v1.0/codegen/{id}/codes/{code}',
-    entry: 'functions/get-code.ts',
+    entry: 'functions/codes/get-code.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, codes: ['GetItem'] },
     summary: 'Look up an issued code',
@@ -156,7 +156,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'GET',
     path: '/v1.0/codegen/{id}/codes',
-    entry: 'functions/list-codes.ts',
+    entry: 'functions/codes/list-codes.ts',
     scope: 'core',
     // Query on the by_generator and by_redeemed indexes; the generator read when a list is empty.
     tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'], codes: ['Query'] },
@@ -167,7 +167,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'GET',
     path: '/v1.0/events',
-    entry: 'functions/list-events.ts',
+    entry: 'functions/events/list-events.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, events: ['Query'] },
     summary: "List the account's live events: the feed to process and acknowledge",
@@ -177,7 +177,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'GET',
     path: '/v1.0/events/{id}',
-    entry: 'functions/get-event.ts',
+    entry: 'functions/events/get-event.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, events: ['GetItem'] },
     summary: 'Retrieve an event record',
@@ -187,7 +187,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'DELETE',
     path: '/v1.0/events/{id}',
-    entry: 'functions/delete-event.ts',
+    entry: 'functions/events/delete-event.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, events: ['DeleteItem'] },
     summary: 'Acknowledge (delete) an event record',
@@ -197,7 +197,7 @@ export const routes: readonly Route[] = [
     host: 'pos',
     method: 'POST',
     path: '/v2.0/voided_transactions',
-    entry: 'functions/void-transaction.ts',
+    entry: 'functions/redemption/void-transaction.ts',
     scope: 'pos',
     // A void releases the codes its transaction holds (Updates returning the item on a failed condition).
     tables: {
@@ -214,7 +214,7 @@ export const routes: readonly Route[] = [
     host: 'pos',
     method: 'POST',
     path: '/v2.0/redeemed_codes',
-    entry: 'functions/redeem-codes.ts',
+    entry: 'functions/redemption/redeem-codes.ts',
     scope: 'pos',
     // The codes and the transaction are read in one BatchGetItem (a pending code's issuance by
     // GetItem); generators are read (settings) and condition-checked; the codes and the transaction
@@ -234,7 +234,7 @@ export const routes: readonly Route[] = [
     host: 'pos',
     method: 'POST',
     path: '/v2.0/validated_codes',
-    entry: 'functions/validate-codes.ts',
+    entry: 'functions/redemption/validate-codes.ts',
     scope: 'pos',
     tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'], codes: ['BatchGetItem', 'GetItem'], posTransactions: ['BatchGetItem'] },
     summary: 'Check whether codes could be redeemed for a point-of-sale transaction now, writing nothing',
@@ -244,7 +244,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'POST',
     path: '/v1.0/webhook_endpoints',
-    entry: 'functions/create-webhook-endpoint.ts',
+    entry: 'functions/webhooks/create-webhook-endpoint.ts',
     scope: 'core',
     // The count item is updated and the endpoint put in one transaction; the put returns the item on
     // a failed condition (an id collision), so it reads it. The secret is written, never read.
@@ -262,7 +262,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'GET',
     path: '/v1.0/webhook_endpoints',
-    entry: 'functions/list-webhook-endpoints.ts',
+    entry: 'functions/webhooks/list-webhook-endpoints.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['Query'] },
     summary: "List the account's webhook endpoints",
@@ -272,7 +272,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'GET',
     path: '/v1.0/webhook_endpoints/{id}',
-    entry: 'functions/get-webhook-endpoint.ts',
+    entry: 'functions/webhooks/get-webhook-endpoint.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem'] },
     summary: 'Retrieve a webhook endpoint',
@@ -282,7 +282,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'PATCH',
     path: '/v1.0/webhook_endpoints/{id}',
-    entry: 'functions/update-webhook-endpoint.ts',
+    entry: 'functions/webhooks/update-webhook-endpoint.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem', 'UpdateItem'] },
     summary: "Change a webhook endpoint's URL, event types, description or status",
@@ -292,7 +292,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'DELETE',
     path: '/v1.0/webhook_endpoints/{id}',
-    entry: 'functions/delete-webhook-endpoint.ts',
+    entry: 'functions/webhooks/delete-webhook-endpoint.ts',
     scope: 'core',
     // The secret is deleted with the endpoint, never read.
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['DeleteItem', 'UpdateItem'], webhookSecrets: ['DeleteItem'] },
@@ -303,7 +303,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'POST',
     path: '/v1.0/webhook_endpoints/{id}/rotate_secret',
-    entry: 'functions/rotate-webhook-secret.ts',
+    entry: 'functions/webhooks/rotate-webhook-secret.ts',
     scope: 'core',
     // The new secret is written beside the previous one, never read.
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem', 'ConditionCheckItem'], webhookSecrets: ['UpdateItem'] },
@@ -314,7 +314,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'GET',
     path: '/v1.0/webhook_endpoints/{id}/deliveries',
-    entry: 'functions/list-webhook-deliveries.ts',
+    entry: 'functions/webhooks/list-webhook-deliveries.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem'], webhookDeliveries: ['Query'] },
     summary: "List a webhook endpoint's deliveries in ascending event id order",
@@ -324,7 +324,7 @@ export const routes: readonly Route[] = [
     host: 'core',
     method: 'POST',
     path: '/v1.0/webhook_endpoints/{id}/deliveries/{event_id}/retry',
-    entry: 'functions/retry-webhook-delivery.ts',
+    entry: 'functions/webhooks/retry-webhook-delivery.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem'], webhookDeliveries: ['GetItem', 'UpdateItem'] },
     queues: ['webhookDeliveries'],

@@ -1,5 +1,5 @@
-import type { QueueId } from './commons/queues.ts';
-import type { TableId } from './commons/tables.ts';
+import type { QueueId } from './queues.ts';
+import type { TableId } from './tables.ts';
 import type { TableAccess } from './routes.ts';
 
 /**
@@ -45,7 +45,7 @@ export interface Worker {
 export const workers: readonly Worker[] = [
   {
     name: 'fanOutWebhookEvents',
-    entry: 'functions/fan-out-webhook-events.ts',
+    entry: 'functions/webhooks/fan-out-webhook-events.ts',
     trigger: { kind: 'stream', table: 'events', batchSize: 100, retryAttempts: 8, maxRecordAgeSeconds: 6 * 3600 },
     tables: { webhookEndpoints: ['Query'], webhookDeliveries: ['PutItem'] },
     queues: ['webhookDeliveries'],
@@ -54,7 +54,7 @@ export const workers: readonly Worker[] = [
   },
   {
     name: 'sendWebhookDeliveries',
-    entry: 'functions/send-webhook-deliveries.ts',
+    entry: 'functions/webhooks/send-webhook-deliveries.ts',
     // One message per invocation: a FIFO batch may mix groups, and a hanging receiver would hold
     // the healthy origins of its batch (their next messages wait until the batch ends). At most
     // 50 at once: an origin holds one per lane (4 while healthy, 1 while failing), so 49 failing
@@ -71,7 +71,7 @@ export const workers: readonly Worker[] = [
   },
   {
     name: 'forwardDueWebhookDeliveries',
-    entry: 'functions/forward-due-webhook-deliveries.ts',
+    entry: 'functions/webhooks/forward-due-webhook-deliveries.ts',
     trigger: { kind: 'queue', queue: 'webhookRetries', batchSize: 10, maxConcurrency: 10, maxReceiveCount: 5 },
     tables: {},
     queues: ['webhookDeliveries', 'webhookRetries'],

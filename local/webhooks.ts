@@ -12,8 +12,8 @@ import {
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { queueIds, queues as queueSpecs, type QueueId } from '../functions/commons/queues.ts';
-import { LOCAL_QUEUES, type LocalQueue, type QueuedMessage } from '../functions/commons/webhook-queue.ts';
+import { queueIds, queues as queueSpecs, type QueueId } from '../functions/queues.ts';
+import { LOCAL_QUEUES, type LocalQueue, type QueuedMessage } from '../functions/webhooks/delivery-queue.ts';
 import { workers, type Worker } from '../functions/workers.ts';
 import { localClient } from './dynamodb.ts';
 

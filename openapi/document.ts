@@ -14,12 +14,12 @@ import {
   webhookEndpointCreate,
   webhookEndpointPatch,
   deliveryPath,
-} from '../functions/commons/schemas.ts';
-import { EVENT_TYPES } from '../functions/commons/data/event-types.ts';
+} from '../functions/http/schemas.ts';
+import { EVENT_TYPES } from '../functions/data/event-types.ts';
 import { gatewayError, gatewayErrorBody, methodsByPath, type GatewayErrorType } from '../infra/gateway-errors.ts';
-import { MAX_IF_MATCH_LENGTH } from '../functions/commons/limits.ts';
-import { coreErrorBody } from '../functions/commons/hosts/core.ts';
-import { posErrorBody } from '../functions/commons/hosts/pos.ts';
+import { MAX_IF_MATCH_LENGTH } from '../functions/http/limits.ts';
+import { coreErrorBody } from '../functions/http/hosts/core.ts';
+import { posErrorBody } from '../functions/http/hosts/pos.ts';
 
 /**
  * The OpenAPI 3.1 description of each host, built from the route table and the request schemas
@@ -701,7 +701,7 @@ function withExamples(route: Route, responses: Record<string, any>, examples: Ex
 
 /**
  * A 500 or 503 of an operation whose fault the suite did not inject: rendered by the functions'
- * own envelope code (functions/commons/hosts), as every operation answers it.
+ * own envelope code (functions/http/hosts), as every operation answers it.
  */
 function serverFault(route: Route, status: number): Examples[string] | undefined {
   const requestId = '0b7c2e4a-9d1f-4c3b-8a6e-5f2d1c0b9a87';
@@ -713,7 +713,7 @@ function serverFault(route: Route, status: number): Examples[string] | undefined
         : [];
   if (!code) return undefined;
   const value = route.host === 'core' ? coreErrorBody([{ message }]) : posErrorBody(route.operationId, code, [{ message }], requestId);
-  return { summary: 'As every operation of this host answers it (functions/commons/hosts)', value };
+  return { summary: 'As every operation of this host answers it (functions/http/hosts)', value };
 }
 
 /** The component schemas a document refers to, following references inside them too. */

@@ -1,6 +1,6 @@
 /**
- * `npm run schemas`: compiles the request schemas of functions/commons/schemas.ts into ajv
- * standalone validators, one module per schema (functions/commons/schemas/<name>.generated.ts),
+ * `npm run schemas`: compiles the request schemas of functions/http/schemas.ts into ajv
+ * standalone validators, one module per schema (functions/http/schemas/<name>.generated.ts),
  * so no function compiles a schema at cold start and each bundles only its own route's. A unit
  * test fails when a generated file is stale, missing or left over.
  */

@@ -47,8 +47,8 @@ Object.assign(process.env, tableEnvironment(names), {
 });
 
 // Imported only now: data-access modules read their table names when they load.
-const { issueToken } = await import('../functions/commons/auth.ts');
-const { documents } = await import('../functions/commons/clients.ts');
+const { issueToken } = await import('../functions/http/tokens.ts');
+const { documents } = await import('../functions/runtime/clients.ts');
 const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
 const { sourceHandlers, startLocalApi } = await import('../local/server.ts');
 

@@ -29,7 +29,7 @@ Object.assign(process.env, tableEnvironment(names), {
   POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'ERROR',
   TOKEN_CACHE_SECONDS: '30',
 });
-const { issueToken } = await import('../functions/commons/auth.ts');
+const { issueToken } = await import('../functions/http/tokens.ts');
 const { sourceHandlers, startLocalApi } = await import('../local/server.ts');
 const api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourceHandlers, log: () => undefined });
 

@@ -56,8 +56,8 @@ if (values.aws) {
 }
 const target = values.aws ? `AWS table ${process.env.API_KEYS_TABLE}` : `local table ${process.env.API_KEYS_TABLE} at ${settings.endpoint}`;
 
-const { issueToken, isTokenScope, tokenNameProblem, TOKEN_SCOPES } = await import('../functions/commons/auth.ts');
-const { listApiKeys, revokeApiKey, setApiKeyScope } = await import('../functions/commons/data/api-keys.ts');
+const { issueToken, isTokenScope, tokenNameProblem, TOKEN_SCOPES } = await import('../functions/http/tokens.ts');
+const { listApiKeys, revokeApiKey, setApiKeyScope } = await import('../functions/data/api-keys.ts');
 
 const scopeArgument = (value: string | undefined, where: string) =>
   isTokenScope(value) ? value : fail(`${where} must be one of ${TOKEN_SCOPES.join(', ')}${value === undefined ? '' : `, got "${value}"`}`);

@@ -1,7 +1,7 @@
 import { RemovalPolicy, Tags } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { tableIds, tables, type KeyAttribute, type TableId, type TableSpec } from '#commons/tables';
+import { tableIds, tables, type KeyAttribute, type TableId, type TableSpec } from '#functions/tables';
 
 export interface DataTable {
   readonly id: TableId;
@@ -22,7 +22,7 @@ const attribute = (key: KeyAttribute) => ({
 const pascal = (id: string) => id.charAt(0).toUpperCase() + id.slice(1);
 
 /**
- * Every table of functions/commons/tables.ts. CloudFormation names them (no physical names), so
+ * Every table of functions/tables.ts. CloudFormation names them (no physical names), so
  * two stages fit in one account. Production tables survive `cdk destroy` and cannot be deleted
  * by accident: they hold the accounts' tokens and records.
  */

@@ -29,7 +29,7 @@ export const BUNDLING = {
   minify: false,
   esbuildArgs: { '--minify-whitespace': true, '--minify-syntax': true },
   // Shipped beside the bundle and read only when a request fails with a 5xx, to log the failing
-  // frames at their TypeScript positions (functions/commons/original-stack.ts).
+  // frames at their TypeScript positions (functions/runtime/original-stack.ts).
   sourceMap: true,
   // Line mappings without a copy of every source: smaller map, same positions.
   sourcesContent: false,

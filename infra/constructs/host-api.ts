@@ -131,7 +131,7 @@ export class HostApi extends Construct {
       cloudWatchRole: false,
       failOnWarnings: true,
       // Every body reaches the function base64-encoded, as the bytes the client sent: the function
-      // counts its size on those bytes and refuses what is not UTF-8 (functions/commons/body-bytes.ts)
+      // counts its size on those bytes and refuses what is not UTF-8 (functions/http/body-bytes.ts)
       // instead of receiving text API Gateway has already decoded.
       binaryMediaTypes: ['*/*'],
       deployOptions: {

@@ -5,8 +5,8 @@ import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambd
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { queueIds, queues, type QueueId } from '#commons/queues';
-import type { TableId } from '#commons/tables';
+import { queueIds, queues, type QueueId } from '#functions/queues';
+import type { TableId } from '#functions/tables';
 import type { TableAccess } from '#functions/routes';
 import { workers, type Worker } from '#functions/workers';
 import type { DataTables } from './data-tables.ts';
@@ -30,7 +30,7 @@ function lastStop(queue: Queue, what: string): void {
 const pascal = (id: string) => id.charAt(0).toUpperCase() + id.slice(1);
 
 /**
- * The queues of functions/commons/queues.ts (each with a dead-letter queue) and the workers of
+ * The queues of functions/queues.ts (each with a dead-letter queue) and the workers of
  * functions/workers.ts, each with the event source its trigger names:
  * - a stream: DynamoDB stream of the table, only INSERTs (a filter), bisected on error, partial
  *   batch failures, bounded retries and record age, and an SQS on-failure destination;

@@ -1,5 +1,5 @@
 // The bundle of one handler by package (esbuild metafile, the functions' minified options): what
-// its bytes are made of. `node scripts/bench/bundle-breakdown.mjs functions/get-event.ts [reference entry]`
+// its bytes are made of. `node scripts/bench/bundle-breakdown.mjs functions/events/get-event.ts [reference entry]`
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 for (const entry of process.argv.slice(2)) {
@@ -8,7 +8,7 @@ const r = await build(opts);
 const out = Object.values(r.metafile.outputs).find(o => o.entryPoint);
 const groups = {};
 const group = (p) => {
-  if (/schemas\/[A-Za-z]+\.generated/.test(p)) return 'generated validators (functions/commons/schemas)';
+  if (/schemas\/[A-Za-z]+\.generated/.test(p)) return 'generated validators (functions/http/schemas)';
   if (p.startsWith('functions/')) return 'tillgate functions/ (other)';
   const m = p.match(/node_modules\/((@[^/]+\/)?[^/]+)/);
   if (!m) return p;

@@ -57,7 +57,7 @@ export function unitsOf(call: WireCall): number {
 /** How many calls of a scenario a section makes: `calls` for a typical one, fewer for heavy ones. */
 export const callsFor = (scenario: Scenario, calls: number, minimum = 4) => Math.max(minimum, Math.round(calls / (scenario.weight ?? 1)));
 
-/** The id counter's block reservation (functions/commons/data/ids.ts): an UpdateItem on the counters table. */
+/** The id counter's block reservation (functions/data/ids.ts): an UpdateItem on the counters table. */
 export const isBlockReservation = (call: WireCall, countersTable: string) => call.target === 'UpdateItem' && call.request.TableName === countersTable;
 
 /**

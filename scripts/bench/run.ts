@@ -76,9 +76,9 @@ Object.assign(process.env, tableEnvironment(names), {
   // The local stack's webhook setting: receivers on 127.0.0.1 (section 5).
   TILLGATE_LOCAL_WEBHOOKS: 'true',
 });
-const { issueToken, accountForToken } = await import('../../functions/commons/auth.ts');
+const { issueToken, accountForToken } = await import('../../functions/http/tokens.ts');
 // The same module instance the in-process handlers draw their ids from.
-const ids = await import('../../functions/commons/data/ids.ts');
+const ids = await import('../../functions/data/ids.ts');
 const { sourceHandlers, startLocalApi } = await import('../../local/server.ts');
 const api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourceHandlers, log: () => undefined });
 

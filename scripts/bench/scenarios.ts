@@ -2,7 +2,7 @@ import { routes } from '../../functions/routes.ts';
 import type { WireCall } from './proxy.ts';
 import { pageReadUnits } from './capacity.ts';
 
-/** The lists' default page (functions/commons/pagination.ts). */
+/** The lists' default page (functions/http/pagination.ts). */
 const DEFAULT_PAGE = 100;
 
 /**
@@ -171,7 +171,7 @@ const transactional = (items: number) => 2 * items;
  * 100 a transaction) and finalised afterwards (the same batches, as updates).
  */
 const issueScenario = (count: number): Scenario => {
-  // As functions/issue-codes.ts splits them: equal pending batches of at most 100, the rest (≤ 97) last.
+  // As functions/codes/issue-codes.ts splits them: equal pending batches of at most 100, the rest (≤ 97) last.
   const batches = count > 98 ? Math.ceil((count - 97) / 100) : 0;
   const pending = batches === 0 ? 0 : batches * Math.ceil((count - 97) / batches);
   const transactions = 2 * batches + 1;
@@ -257,8 +257,8 @@ const redeemScenario = (codesPerCall: number): Scenario => ({
  * execution environment does not have.
  */
 async function unreadCodes(context: BenchContext, generator: number, count: number): Promise<string[]> {
-  const { newCodeItem, putCode } = await import('../../functions/commons/data/codes.ts');
-  const { writeTogether } = await import('../../functions/commons/data/transactions.ts');
+  const { newCodeItem, putCode } = await import('../../functions/data/codes.ts');
+  const { writeTogether } = await import('../../functions/data/transactions.ts');
   const issuedAt = new Date().toISOString();
   const codes = times(count, () => `WIN-${context.unique().replace(/[^A-Za-z0-9]/g, '').toUpperCase()}`);
   const written = await writeTogether(codes.map((code) => putCode(newCodeItem(context.accountId, generator, code, issuedAt, generator, false))));
@@ -312,7 +312,7 @@ async function endpointsOfFreshAccounts(context: BenchContext, count: number) {
 let benchDeliveries: Promise<void> | undefined;
 const sharedDeliveries = (context: BenchContext, endpointId: number) =>
   (benchDeliveries ??= (async () => {
-    const { newDelivery, putNewDelivery } = await import('../../functions/commons/data/webhook-deliveries.ts');
+    const { newDelivery, putNewDelivery } = await import('../../functions/data/webhook-deliveries.ts');
     const now = new Date();
     for (let i = 1; i <= DEFAULT_PAGE + 1; i++) {
       await putNewDelivery(newDelivery(context.accountId, endpointId, { id: i, type: 'transaction.voided', resource_id: `bench/${i}`, created_at: now.toISOString() }, now));

@@ -10,7 +10,7 @@ import { median, percentile, row, type Row } from './report.ts';
  * Warm overhead of the middleware chain: the real handler (from the TypeScript sources) against a
  * bare handler replaying the same DynamoDB calls, both with a stubbed client that answers every
  * command at once with what DynamoDB answered in the recording (tillgate's shared
- * `documents.send` of functions/commons/clients.ts is patched; the bare handler gets the same
+ * `documents.send` of functions/runtime/clients.ts is patched; the bare handler gets the same
  * stub). Many thousand invocations each, interleaved in blocks, in one child process; p50/p99 of
  * each, beside the p50 of one real GetItem round trip to DynamoDB Local.
  *
@@ -111,8 +111,8 @@ async function child(jobFile: string): Promise<void> {
   const job = JSON.parse(readFileSync(jobFile, 'utf8')) as Job;
   Object.assign(process.env, job.environment);
   // Imported only now: the data-access modules read their table names when they load.
-  const { documents } = await import('../../functions/commons/clients.ts');
-  const { accountForToken, hashToken } = await import('../../functions/commons/auth.ts');
+  const { documents } = await import('../../functions/runtime/clients.ts');
+  const { accountForToken, hashToken } = await import('../../functions/http/tokens.ts');
   const lib = await import('@aws-sdk/lib-dynamodb');
   const { lambdaHandler } = await import('./replay.ts');
   const { lambdaEvent } = await import('./cold-start.ts');

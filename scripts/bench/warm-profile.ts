@@ -13,14 +13,14 @@ delete process.env.POWERTOOLS_METRICS_DISABLED;
 process.env.POWERTOOLS_METRICS_NAMESPACE ??= 'Tillgate';
 process.env.AWS_REGION ??= 'local';
 
-const { logger, metrics, recordRequestMetrics } = await import('../../functions/commons/observability.ts');
+const { logger, metrics, recordRequestMetrics } = await import('../../functions/runtime/observability.ts');
 const { injectLambdaContext } = await import('@aws-lambda-powertools/logger/middleware');
 const { logMetrics } = await import('@aws-lambda-powertools/metrics/middleware');
 const { default: httpSecurityHeaders } = await import('@middy/http-security-headers');
 const { default: httpHeaderNormalizer } = await import('@middy/http-header-normalizer');
-const { weakEtag } = await import('../../functions/commons/middleware/host-response.ts');
-const { checkBody } = await import('../../functions/commons/validation.ts');
-const { validators } = await import('../../functions/commons/schemas/all.generated.ts');
+const { weakEtag } = await import('../../functions/http/etags.ts');
+const { checkBody } = await import('../../functions/http/validation.ts');
+const { validators } = await import('../../functions/http/schemas/all.generated.ts');
 const { default: middy } = await import('@middy/core');
 
 const context = {

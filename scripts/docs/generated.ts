@@ -12,7 +12,7 @@
  *   test/docs/figures.test.ts against `COUNTED`.
  */
 import { hosts, routes } from '../../functions/routes.ts';
-import { tableIds, tables } from '../../functions/commons/tables.ts';
+import { tableIds, tables } from '../../functions/tables.ts';
 import { codeBlocks } from './walkthrough.ts';
 
 /** The parts of a CloudFormation template read here. */

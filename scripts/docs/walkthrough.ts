@@ -135,9 +135,9 @@ export const RULES: readonly { readonly name: string; readonly pattern: RegExp; 
   { name: 'ETag', pattern: /W\/"[0-9a-f]{32}"/g, placeholder: 'W/"<etag>"' },
   { name: 'token', pattern: /\btg_[A-Za-z0-9_-]{43}\b/g, placeholder: '<token>' },
   { name: 'key id', pattern: /\bkey_[0-9a-f]{16}\b/g, placeholder: '<key-id>' },
-  // A webhook endpoint's signing secret: whsec_ and base64 of random bytes (functions/commons/webhooks.ts).
+  // A webhook endpoint's signing secret: whsec_ and base64 of random bytes (functions/webhooks/rules.ts).
   { name: 'webhook secret', pattern: /\bwhsec_[A-Za-z0-9+/]+={0,2}/g, placeholder: 'whsec_<secret>' },
-  // A tillgate code: a prefix ending in "-", then 8 of the alphabet of functions/commons/codes.ts.
+  // A tillgate code: a prefix ending in "-", then 8 of the alphabet of functions/codes/code-shapes.ts.
   { name: 'code', pattern: /\b[A-Z0-9]+-[2-9A-HJ-NP-Z]{8}\b/g, placeholder: '<code>' },
   // npm run smoke (docs/smoke.md): a request's latency (right-aligned, so its padding varies with
   // it), the run's id and its duration, as lines and as --json.

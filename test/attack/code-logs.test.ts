@@ -89,7 +89,7 @@ beforeAll(async () => {
   captureLogs(captured);
   const { sourceHandlers, startLocalApi } = await import('../../local/server.ts');
   api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourceHandlers, log: (line) => void captured.push(line) });
-  const { dynamodb } = await import('../../functions/commons/clients.ts');
+  const { dynamodb } = await import('../../functions/runtime/clients.ts');
   transport = (dynamodb.config as unknown as { requestHandler: typeof transport }).requestHandler;
 });
 

@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { dynamodb } from '../../functions/commons/clients.ts';
-import { handler as createCodeGenerator } from '../../functions/create-code-generator.ts';
-import { handler as deleteEvent } from '../../functions/delete-event.ts';
-import { handler as getEvent } from '../../functions/get-event.ts';
-import { handler as voidTransaction } from '../../functions/void-transaction.ts';
+import { dynamodb } from '../../functions/runtime/clients.ts';
+import { handler as createCodeGenerator } from '../../functions/codes/create-code-generator.ts';
+import { handler as deleteEvent } from '../../functions/events/delete-event.ts';
+import { handler as getEvent } from '../../functions/events/get-event.ts';
+import { handler as voidTransaction } from '../../functions/redemption/void-transaction.ts';
 import { newAccount } from '../support/accounts.ts';
 import { invoke } from '../support/invoke.ts';
 import { codeGeneratorsOf, eventsOf, voidsOf } from '../support/records.ts';

@@ -1,9 +1,9 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { documents } from '../../functions/commons/clients.ts';
-import { tableName } from '../../functions/commons/config.ts';
-import { issueToken } from '../../functions/commons/auth.ts';
+import { documents } from '../../functions/runtime/clients.ts';
+import { tableName } from '../../functions/runtime/config.ts';
+import { issueToken } from '../../functions/http/tokens.ts';
 import type { HostId } from '../../functions/routes.ts';
 import type { LocalApi } from '../../local/server.ts';
 import { newAccount } from '../support/accounts.ts';

@@ -1,11 +1,11 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { documents } from '../../functions/commons/clients.ts';
-import { tableName } from '../../functions/commons/config.ts';
-import { nextId } from '../../functions/commons/data/ids.ts';
-import { logger } from '../../functions/commons/observability.ts';
-import { handler as createCodeGenerator } from '../../functions/create-code-generator.ts';
-import { handler as voidTransaction } from '../../functions/void-transaction.ts';
+import { documents } from '../../functions/runtime/clients.ts';
+import { tableName } from '../../functions/runtime/config.ts';
+import { nextId } from '../../functions/data/ids.ts';
+import { logger } from '../../functions/runtime/observability.ts';
+import { handler as createCodeGenerator } from '../../functions/codes/create-code-generator.ts';
+import { handler as voidTransaction } from '../../functions/redemption/void-transaction.ts';
 import { newAccount } from '../support/accounts.ts';
 import { invoke } from '../support/invoke.ts';
 

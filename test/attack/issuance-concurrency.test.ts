@@ -1,9 +1,9 @@
 import '../support/patient-database.ts';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { documents } from '../../functions/commons/clients.ts';
-import { tableName } from '../../functions/commons/config.ts';
-import { newCodeItem } from '../../functions/commons/data/codes.ts';
+import { documents } from '../../functions/runtime/clients.ts';
+import { tableName } from '../../functions/runtime/config.ts';
+import { newCodeItem } from '../../functions/data/codes.ts';
 import type { LocalApi } from '../../local/server.ts';
 import { newAccount } from '../support/accounts.ts';
 import { call, type HttpResponse } from '../support/http.ts';

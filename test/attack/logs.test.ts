@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { newToken } from '../../functions/commons/auth.ts';
+import { newToken } from '../../functions/http/tokens.ts';
 import { newAccount } from '../support/accounts.ts';
 import { captureLogs, failingDynamoOperation, type DynamoTransport } from './support.ts';
 import { invoke } from '../support/invoke.ts';
@@ -20,12 +20,12 @@ beforeAll(async () => {
   process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
   captureLogs(captured);
   handlers = {
-    createCodeGenerator: (await import('../../functions/create-code-generator.ts')).handler as Handler,
-    getEvent: (await import('../../functions/get-event.ts')).handler as Handler,
-    deleteEvent: (await import('../../functions/delete-event.ts')).handler as Handler,
-    voidTransaction: (await import('../../functions/void-transaction.ts')).handler as Handler,
+    createCodeGenerator: (await import('../../functions/codes/create-code-generator.ts')).handler as Handler,
+    getEvent: (await import('../../functions/events/get-event.ts')).handler as Handler,
+    deleteEvent: (await import('../../functions/events/delete-event.ts')).handler as Handler,
+    voidTransaction: (await import('../../functions/redemption/void-transaction.ts')).handler as Handler,
   };
-  const { dynamodb } = await import('../../functions/commons/clients.ts');
+  const { dynamodb } = await import('../../functions/runtime/clients.ts');
   transport = (dynamodb.config as unknown as { requestHandler: typeof transport }).requestHandler;
 });
 

@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken, newToken } from '../../functions/commons/auth.ts';
+import { hashToken, newToken } from '../../functions/http/tokens.ts';
 import type { HostId } from '../../functions/routes.ts';
 import {
   ensureTables,

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { documents } from '../../functions/commons/clients.ts';
-import { tableName } from '../../functions/commons/config.ts';
-import { hashToken, newToken } from '../../functions/commons/auth.ts';
-import { saveApiKey } from '../../functions/commons/data/api-keys.ts';
+import { documents } from '../../functions/runtime/clients.ts';
+import { tableName } from '../../functions/runtime/config.ts';
+import { hashToken, newToken } from '../../functions/http/tokens.ts';
+import { saveApiKey } from '../../functions/data/api-keys.ts';
 import { newAccount } from '../support/accounts.ts';
 import { invoke } from '../support/invoke.ts';
 
@@ -24,7 +24,7 @@ async function getEventWithCache(seconds: string | undefined) {
   vi.resetModules();
   if (seconds === undefined) delete process.env.TOKEN_CACHE_SECONDS;
   else process.env.TOKEN_CACHE_SECONDS = seconds;
-  const { handler } = await import('../../functions/get-event.ts');
+  const { handler } = await import('../../functions/events/get-event.ts');
   // 404 (no such event) means the token was accepted; 401 that it was refused.
   return async (token: string) => (await invoke(handler, 'getEvent', '/v1.0/events/1', { headers: { 'X-Auth-Token': token } })).statusCode;
 }

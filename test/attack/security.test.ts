@@ -1,10 +1,10 @@
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { documents } from '../../functions/commons/clients.ts';
-import { tableName } from '../../functions/commons/config.ts';
-import { hashToken } from '../../functions/commons/auth.ts';
-import { handler as createCodeGenerator } from '../../functions/create-code-generator.ts';
-import { handler as voidTransaction } from '../../functions/void-transaction.ts';
+import { documents } from '../../functions/runtime/clients.ts';
+import { tableName } from '../../functions/runtime/config.ts';
+import { hashToken } from '../../functions/http/tokens.ts';
+import { handler as createCodeGenerator } from '../../functions/codes/create-code-generator.ts';
+import { handler as voidTransaction } from '../../functions/redemption/void-transaction.ts';
 import { routes } from '../../functions/routes.ts';
 import type { LocalApi } from '../../local/server.ts';
 import { newAccount } from '../support/accounts.ts';

@@ -1,8 +1,8 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { documents } from '../../functions/commons/clients.ts';
-import { hashToken, issueToken, newToken } from '../../functions/commons/auth.ts';
-import { findApiKey, saveApiKey } from '../../functions/commons/data/api-keys.ts';
+import { documents } from '../../functions/runtime/clients.ts';
+import { hashToken, issueToken, newToken } from '../../functions/http/tokens.ts';
+import { findApiKey, saveApiKey } from '../../functions/data/api-keys.ts';
 
 /**
  * Issuing a token survives the SDK's retry of a write whose answer was lost: on a loaded machine

@@ -4,14 +4,14 @@ import { randomInt } from 'node:crypto';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { tableName } from '../../functions/commons/config.ts';
+import { tableName } from '../../functions/runtime/config.ts';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call } from '../support/http.ts';
 import { useLocalApi } from '../support/local-api.ts';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.ts';
-import { documents } from '../../functions/commons/clients.ts';
-import { LOCAL_QUEUES, type DeliveryMessage, type QueuedMessage } from '../../functions/commons/webhook-queue.ts';
+import { documents } from '../../functions/runtime/clients.ts';
+import { LOCAL_QUEUES, type DeliveryMessage, type QueuedMessage } from '../../functions/webhooks/delivery-queue.ts';
 import { captureLogs } from './support.ts';
 
 /**
@@ -31,8 +31,8 @@ const secrets: string[] = [];
 const ctx = useLocalApi();
 let receiver: Receiver;
 const queued: QueuedMessage[] = [];
-const { handler: fanOut } = await import('../../functions/fan-out-webhook-events.ts');
-const { processMessage } = await import('../../functions/send-webhook-deliveries.ts');
+const { handler: fanOut } = await import('../../functions/webhooks/fan-out-webhook-events.ts');
+const { processMessage } = await import('../../functions/webhooks/send-webhook-deliveries.ts');
 
 beforeAll(async () => {
   captureLogs(captured);
@@ -219,7 +219,7 @@ describe('secrets in logs', () => {
     const fault = vi.spyOn(documents, 'send').mockImplementation((async () => {
       throw Object.assign(new Error('injected'), { name: 'InternalServerError' });
     }) as never);
-    const { handler: sender } = await import('../../functions/send-webhook-deliveries.ts');
+    const { handler: sender } = await import('../../functions/webhooks/send-webhook-deliveries.ts');
     const due = JSON.stringify({ ...(JSON.parse(queued.at(-1)!.body) as DeliveryMessage), due_at: Date.now() });
     const failed = await sender({ Records: [{ messageId: 'm1', body: due } as never] });
     fault.mockRestore();

@@ -4,8 +4,8 @@ import { getDefaultAutoSelectFamily, Socket, type LookupFunction } from 'node:ne
 import { afterEach, describe, expect, it } from 'vitest';
 import { call } from '../support/http.ts';
 import { useLocalApi } from '../support/local-api.ts';
-import { webhookUrlProblem } from '../../functions/commons/webhooks.ts';
-import { postWebhook } from '../../functions/commons/webhook-http.ts';
+import { webhookUrlProblem } from '../../functions/webhooks/rules.ts';
+import { postWebhook } from '../../functions/webhooks/post-webhook.ts';
 
 /**
  * Server-side request forgery: a webhook URL is a request the service makes on an integrator's

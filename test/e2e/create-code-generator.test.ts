@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { revokeApiKey } from '../../functions/commons/data/api-keys.ts';
+import { revokeApiKey } from '../../functions/data/api-keys.ts';
 import { newAccount } from '../support/accounts.ts';
 import { call, RFC3339_MILLIS_UTC, UUID } from '../support/http.ts';
 import { winterPromotion } from '../support/fixtures.ts';

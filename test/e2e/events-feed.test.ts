@@ -1,7 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { documents } from '../../functions/commons/clients.ts';
-import { tableName } from '../../functions/commons/config.ts';
+import { documents } from '../../functions/runtime/clients.ts';
+import { tableName } from '../../functions/runtime/config.ts';
 import { newAccount } from '../support/accounts.ts';
 import { call, RFC3339_MILLIS_UTC, UUID, type HttpResponse } from '../support/http.ts';
 import { useLocalApi } from '../support/local-api.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { revokeApiKey } from '../../functions/commons/data/api-keys.ts';
-import { cashierMessage, TILL_ATTEMPTS } from '../../functions/commons/hosts/pos.ts';
-import type { ErrorCode } from '../../functions/commons/errors.ts';
+import { revokeApiKey } from '../../functions/data/api-keys.ts';
+import { cashierMessage, TILL_ATTEMPTS } from '../../functions/http/hosts/pos.ts';
+import type { ErrorCode } from '../../functions/http/errors.ts';
 import { routes } from '../../functions/routes.ts';
 import { winterPromotion } from '../support/fixtures.ts';
 import { call } from '../support/http.ts';
@@ -39,7 +39,7 @@ describe('a token that was sent is never "required": the message names what is w
   });
 
   it('two different tokens', async () => {
-    const { handler } = await import('../../functions/list-events.ts');
+    const { handler } = await import('../../functions/events/list-events.ts');
     const response = await invoke(handler, 'listEvents', '/v1.0/events', { headers: { 'X-Auth-Token': [ctx.account.token, `tg_${'B'.repeat(43)}`] } });
     expect(response.statusCode).toBe(401);
     expect(JSON.parse(response.body)).toEqual({ errors: [{ message: 'Send one X-Auth-Token header: this request carries several different ones' }] });
@@ -149,7 +149,7 @@ describe('pos cashier texts', () => {
 
   it.each(posRoutes.map((route) => [route.operationId] as const))('%s: each names what the till tried, and only a passing fault says "try again"', (operationId) => {
     const attempt = TILL_ATTEMPTS[operationId];
-    expect(attempt, `add ${operationId} to TILL_ATTEMPTS in functions/commons/hosts/pos.ts`).toBeDefined();
+    expect(attempt, `add ${operationId} to TILL_ATTEMPTS in functions/http/hosts/pos.ts`).toBeDefined();
     for (const code of codes) {
       const text = cashierMessage(attempt!, code, [{ message: 'transaction.site_id must not be empty' }], 'req-1');
       if (code !== 'not_found') expect(text.toLowerCase(), code).toContain(attempt!.noun);

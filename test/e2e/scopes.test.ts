@@ -1,9 +1,9 @@
 import '../support/webhook-env.ts';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken, newToken, type TokenScope } from '../../functions/commons/auth.ts';
-import { saveApiKey } from '../../functions/commons/data/api-keys.ts';
-import { newDelivery, putNewDelivery } from '../../functions/commons/data/webhook-deliveries.ts';
+import { hashToken, newToken, type TokenScope } from '../../functions/http/tokens.ts';
+import { saveApiKey } from '../../functions/data/api-keys.ts';
+import { newDelivery, putNewDelivery } from '../../functions/data/webhook-deliveries.ts';
 import { routes, type Route } from '../../functions/routes.ts';
 import { newAccount } from '../support/accounts.ts';
 import { winterPromotion } from '../support/fixtures.ts';

@@ -5,7 +5,7 @@ import { useLocalApi } from '../support/local-api.ts';
 import { startTestWebhooks } from '../support/local-webhooks.ts';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.ts';
 import type { LocalWebhooks } from '../../local/webhooks.ts';
-import { LANES_PER_ORIGIN } from '../../functions/commons/webhook-queue.ts';
+import { LANES_PER_ORIGIN } from '../../functions/webhooks/delivery-queue.ts';
 
 /**
  * Isolation as AWS runs it: the sender's pool is bounded (the event source's maximum

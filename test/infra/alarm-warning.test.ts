@@ -1,6 +1,6 @@
 import { hosts, routes } from '../../functions/routes.ts';
-import { tableIds } from '../../functions/commons/tables.ts';
-import { queueIds } from '../../functions/commons/queues.ts';
+import { tableIds } from '../../functions/tables.ts';
+import { queueIds } from '../../functions/queues.ts';
 import { workers } from '../../functions/workers.ts';
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';

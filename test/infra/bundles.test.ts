@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes';
-import { tables } from '#commons/tables';
+import { tables } from '#functions/tables';
 import { workers } from '#functions/workers';
 import { findBundles } from '../../infra/bundles.ts';
 import { PROJECT_ROOT } from '../../infra/tillgate-stack.ts';

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { routes } from '#functions/routes';
-import { tables } from '#commons/tables';
+import { tables } from '#functions/tables';
 import { findBundles } from '../../infra/bundles.ts';
 import { PROJECT_ROOT } from '../../infra/tillgate-stack.ts';
 import { toProxyEvent } from '../../local/server.ts';
@@ -10,7 +10,7 @@ import { toProxyEvent } from '../../local/server.ts';
 /**
  * What on-call reads after a 5xx, from the bundle `cdk deploy` ships, run as Lambda runs it: no
  * NODE_OPTIONS (no runtime source maps). The bundle keeps its function names, and the logged
- * stack is at TypeScript positions (functions/commons/original-stack.ts reads the shipped map).
+ * stack is at TypeScript positions (functions/runtime/original-stack.ts reads the shipped map).
  * The fault is real: the function's tables do not exist in DynamoDB Local, which answers
  * ResourceNotFoundException, a client error the service does not expect and so a 500.
  */
@@ -65,8 +65,8 @@ describe('a 5xx logged by a shipped bundle', () => {
     expect(stack).toMatch(/\(node_modules\/@aws-sdk\/[^)]+\.js:\d+:\d+\)/);
     // Our own frames, by their function names and files (the name comes from the bundle, kept
     // unminified; the position from the map).
-    expect(stack).toMatch(/at async findApiKey \(functions\/commons\/data\/api-keys\.ts:\d+:\d+\)/);
-    expect(stack).toMatch(/at async client\.send \(functions\/commons\/clients\.ts:\d+:\d+\)/);
+    expect(stack).toMatch(/at async findApiKey \(functions\/data\/api-keys\.ts:\d+:\d+\)/);
+    expect(stack).toMatch(/at async client\.send \(functions\/runtime\/clients\.ts:\d+:\d+\)/);
     expect(failure.error.location).toMatch(/^node_modules\/@aws-sdk\/.+\.js:\d+$/);
   });
 });

@@ -4,11 +4,11 @@ import { Table, AttributeType } from 'aws-cdk-lib/aws-dynamodb';
 import type { IConstruct } from 'constructs';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { hosts, routes, type HostId, type Route, type TableAccess } from '#functions/routes';
-import { tableIds, tables, type TableId, type TableSpec } from '#commons/tables';
+import { tableIds, tables, type TableId, type TableSpec } from '#functions/tables';
 
 const specOf = (id: TableId): TableSpec => tables[id];
 import { workers } from '#functions/workers';
-import { queueIds } from '#commons/queues';
+import { queueIds } from '#functions/queues';
 import { logicalId, synthesize, type Synthesized } from './synth.ts';
 
 type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[]; DeletionPolicy?: string; UpdateReplacePolicy?: string; Metadata?: Record<string, unknown> };
@@ -432,7 +432,7 @@ describe('tables', () => {
     },
   );
 
-  it('creates exactly the tables of functions/commons/tables.ts', () => {
+  it('creates exactly the tables of functions/tables.ts', () => {
     expect(ofType('AWS::DynamoDB::Table')).toHaveLength(tableIds.length);
   });
 });

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { issueToken, type TokenScope } from '../../functions/commons/auth.ts';
+import { issueToken, type TokenScope } from '../../functions/http/tokens.ts';
 
 /** The accounts this test process made: its local stream reader takes only their events (local-webhooks.ts). */
 export const accountsOfThisProcess = new Set<number>();

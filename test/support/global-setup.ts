@@ -3,7 +3,7 @@ import { ensureTables, freePort, startDynamoDbLocal, tableEnvironment, tableName
 
 /**
  * One in-memory DynamoDB Local for the whole run, on a free port, with the tables of
- * functions/commons/tables.ts. Test files isolate themselves by creating their own accounts.
+ * functions/tables.ts. Test files isolate themselves by creating their own accounts.
  * The environment set here is inherited by the test workers, which start after this.
  */
 export default async function setup(project: TestProject) {

@@ -1,10 +1,10 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { scanAll } from '../../local/dynamodb.ts';
-import { documents } from '../../functions/commons/clients.ts';
-import { tableName } from '../../functions/commons/config.ts';
-import type { EventRecord } from '../../functions/commons/data/events.ts';
-import type { CodeGenerator } from '../../functions/commons/data/code-generators.ts';
-import type { PosTransaction } from '../../functions/commons/data/pos-transactions.ts';
+import { documents } from '../../functions/runtime/clients.ts';
+import { tableName } from '../../functions/runtime/config.ts';
+import type { EventRecord } from '../../functions/data/events.ts';
+import type { CodeGenerator } from '../../functions/data/code-generators.ts';
+import type { PosTransaction } from '../../functions/data/pos-transactions.ts';
 
 /** What the tables hold for one account, read straight from DynamoDB to check what was written. */
 async function byAccount<T>(table: 'events' | 'codeGenerators', accountId: number): Promise<T[]> {

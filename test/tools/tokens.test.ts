@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { hashToken } from '../../functions/commons/auth.ts';
-import { findApiKey, saveApiKey } from '../../functions/commons/data/api-keys.ts';
-import { tableName } from '../../functions/commons/config.ts';
+import { hashToken } from '../../functions/http/tokens.ts';
+import { findApiKey, saveApiKey } from '../../functions/data/api-keys.ts';
+import { tableName } from '../../functions/runtime/config.ts';
 
 /**
  * The token tool (`npm run tokens`) against the test DynamoDB: scopes are required at create,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeUtf8Body, requestBodyBytes } from '../../functions/commons/body-bytes.ts';
-import { HttpError } from '../../functions/commons/errors.ts';
+import { decodeUtf8Body, requestBodyBytes } from '../../functions/http/body-bytes.ts';
+import { HttpError } from '../../functions/http/errors.ts';
 
 describe('request bodies as bytes', () => {
   it.each([0, 1, 2, 3, 4, 5, 16_383, 16_384, 16_385])('counts a base64 body of %i bytes exactly, whatever its padding', (size) => {

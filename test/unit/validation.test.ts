@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { HttpError } from '../../functions/commons/errors.ts';
-import { checkBody, checkParameters } from '../../functions/commons/validation.ts';
-import { validators } from '../../functions/commons/schemas/all.generated.ts';
+import { HttpError } from '../../functions/http/errors.ts';
+import { checkBody, checkParameters } from '../../functions/http/validation.ts';
+import { validators } from '../../functions/http/schemas/all.generated.ts';
 import { GENERATED_DIR, generatedValidators } from '../../scripts/validators-source.ts';
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -20,7 +20,7 @@ const voidWith = (fields: Record<string, unknown>) => () =>
   checkBody(validators.voidTransaction, { site_id: 's', pos_transaction_id: 't', ...fields }, 'transaction');
 
 describe('the generated validators', () => {
-  it('are up to date with functions/commons/schemas.ts (run `npm run schemas`)', () => {
+  it('are up to date with functions/http/schemas.ts (run `npm run schemas`)', () => {
     const expected = generatedValidators();
     const committed = readdirSync(GENERATED_DIR).filter((file) => file.endsWith('.generated.ts'));
     expect(committed.sort()).toEqual(Object.keys(expected).sort());

@@ -15,7 +15,7 @@ import {
   messageGroupOf,
   type DeliveryMessage,
   type QueuedMessage,
-} from '../../functions/commons/webhook-queue.ts';
+} from '../../functions/webhooks/delivery-queue.ts';
 
 /**
  * The two webhook queues: what the functions send (through the real SDK to a stand-in SQS
@@ -64,8 +64,8 @@ describe('sending to SQS (the real SDK, a recording stand-in on 127.0.0.1)', () 
   let server: Server;
   const requests: { target: string; body: any }[] = [];
   let refuse = false;
-  let queue: typeof import('../../functions/commons/webhook-queue.ts');
-  let forwarder: typeof import('../../functions/forward-due-webhook-deliveries.ts');
+  let queue: typeof import('../../functions/webhooks/delivery-queue.ts');
+  let forwarder: typeof import('../../functions/webhooks/forward-due-webhook-deliveries.ts');
 
   beforeAll(async () => {
     server = createServer(async (request, response) => {
@@ -92,8 +92,8 @@ describe('sending to SQS (the real SDK, a recording stand-in on 127.0.0.1)', () 
     vi.stubEnv('WEBHOOK_DELIVERIES_QUEUE_URL', `${base}/000000000000/deliveries.fifo`);
     vi.stubEnv('WEBHOOK_RETRIES_QUEUE_URL', `${base}/000000000000/retries`);
     vi.resetModules();
-    queue = await import('../../functions/commons/webhook-queue.ts');
-    forwarder = await import('../../functions/forward-due-webhook-deliveries.ts');
+    queue = await import('../../functions/webhooks/delivery-queue.ts');
+    forwarder = await import('../../functions/webhooks/forward-due-webhook-deliveries.ts');
   });
   afterAll(async () => {
     vi.unstubAllEnvs();

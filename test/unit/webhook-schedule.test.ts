@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY_SCHEDULE, newSecret, retryDelaySeconds, retrySchedule, webhookHeaders, webhookPayload } from '../../functions/commons/webhooks.ts';
+import { DEFAULT_RETRY_SCHEDULE, newSecret, retryDelaySeconds, retrySchedule, webhookHeaders, webhookPayload } from '../../functions/webhooks/rules.ts';
 import { Webhook } from 'standardwebhooks';
 
 /** The retry schedule, its jitter and Retry-After, and the signing: pure functions, no clock but the one passed. */

@@ -1,0 +1,265 @@
+import { api } from '#http/chain';
+import { codeSpace, randomCode, type CodeSettings } from './code-shapes.ts';
+import { conflict, notFound, serviceUnavailable } from '#http/errors';
+import { generatorIsActive } from '#data/code-generators';
+import { finaliseCode, newCodeItem, putCode, putIssuance, takenCodes } from '#data/codes';
+import { generatorSettings } from './generator-settings.ts';
+import { logger } from '#runtime/observability';
+import { newEvent, putEvent } from '#data/events';
+import { findStoredResponse, newStoredResponse, putStoredResponse } from '#data/idempotency-keys';
+import { freshIdCollided, nextId } from '#data/ids';
+import { pause, writeTogether, type TransactItem } from '#data/transactions';
+import { idempotencyScope, replay, storedResponseAfterConflict, type IdempotencyScope } from '#http/idempotency';
+import codesIssue from '#http/schemas/codesIssue.generated';
+import idPath from '#http/schemas/idPath.generated';
+
+/** DynamoDB's limit of items in one TransactWriteItems. */
+const TRANSACTION_ITEMS = 100;
+/**
+ * Rounds of one batch before it gives up, whatever the cause: bounded work. A round fails as a
+ * whole when any of its codes is taken, so under concurrent issuance a batch can lose a few
+ * rounds to codes that other calls took since its last try: that is contention, and it does not
+ * count as the space being full.
+ */
+const ROUNDS = 20;
+/**
+ * The space counts as too full when at least this share of the freshly drawn candidates (each
+ * tried for the first time) were found taken, once enough were drawn to tell: an estimate of the
+ * account's fill for this shape of code, which contention does not move.
+ */
+const FULL_SHARE = 0.9;
+const FULL_SAMPLE = 100;
+/** Local draws for one fresh candidate before the space counts as too full. */
+const DRAWS = 64;
+/** DynamoDB's limit of keys in one BatchGetItem. */
+const READ_KEYS = 100;
+
+const exhausted = () => conflict('This code generator is too close to exhausting its codes to issue that many; issue fewer, or use a longer code_length');
+
+export const handler = api<{ count: number }, { id: number }>({
+  host: 'core',
+  operationId: 'issueCodes',
+  path: idPath,
+  body: { schema: codesIssue },
+}).handler(async (event, context) => {
+  const { id } = event.params;
+  const { count } = event.body;
+  const scope = idempotencyScope(event.headers, context.accountId, 'issueCodes', { id, count });
+  const settings = await codeSettings(context.accountId, id);
+  if (count > codeSpace(settings)) throw exhausted();
+
+  const finalOverhead = 2 + (scope ? 1 : 0); // the generator's status check, the event, the stored response
+  const single = count <= TRANSACTION_ITEMS - finalOverhead;
+  if (scope && !single) {
+    // A repeat would waste many transactions (and codes) before its key's condition failed.
+    const earlier = await findStoredResponse(scope, new Date());
+    if (earlier) return replay(earlier, scope);
+  }
+
+  const issuance = new Issuance(context.accountId, id, settings, await nextId(), new Date().toISOString());
+  const codes = issuance.draw(count);
+  // The pending batches are independent of each other: written side by side, then finalised side
+  // by side once the issuance is complete. The last transaction takes nearly as many codes as it
+  // holds (the fewer pending codes, the fewer to finalise), and the pending batches are all of one
+  // size (a call's requests then have one shape each, whatever order they reach DynamoDB in).
+  const batches = single ? 0 : Math.ceil((count - (TRANSACTION_ITEMS - finalOverhead - 1)) / TRANSACTION_ITEMS);
+  const batchSize = single ? 0 : Math.ceil((count - (TRANSACTION_ITEMS - finalOverhead - 1)) / batches);
+  const pendingBatches = Array.from({ length: batches }, (_, i) => codes.slice(i * batchSize, (i + 1) * batchSize));
+  const lastSize = count - batches * batchSize;
+  await allOrFirstError(pendingBatches, (batch) => issuance.commit(batch, true, () => []));
+  const eventRecord = newEvent(await nextId(), context.accountId, 'codes.issued', String(id), new Date(issuance.issuedAt));
+  let body = '';
+  // Built anew for each try of the last batch: a code replaced there changes the response stored.
+  const completion = () => {
+    body = JSON.stringify({ codes: issuance.written(codes), code_generator_id: id, issued_at: issuance.issuedAt });
+    const stored = scope && newStoredResponse(scope, scope.requestHash, { statusCode: 201, body }, new Date(issuance.issuedAt));
+    return [
+      generatorIsActive(context.accountId, id),
+      putEvent(eventRecord),
+      ...(single ? [] : [putIssuance(context.accountId, id, issuance.id, issuance.issuedAt, count)]),
+      ...(stored ? [putStoredResponse(stored)] : []),
+    ];
+  };
+  const refused = await issuance.commit(codes.slice(count - lastSize), false, completion, { scope, eventId: eventRecord.id });
+  if (refused) return refused;
+  await issuance.finalise(pendingBatches);
+  return { statusCode: 201, rawJson: body };
+});
+
+/** Transactions of one call in flight at once: side by side, without flooding the table's partitions. */
+const SIDE_BY_SIDE = 4;
+
+/**
+ * Runs `work` on every item, at most SIDE_BY_SIDE at once; waits for all of it (no write left
+ * running behind an answer), then throws the first failure.
+ */
+async function allOrFirstError<T>(items: T[], work: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  let failure: { reason: unknown } | undefined;
+  await Promise.all(
+    Array.from({ length: Math.min(SIDE_BY_SIDE, items.length) }, async () => {
+      while (next < items.length && !failure) {
+        const item = items[next++]!;
+        try {
+          await work(item);
+        } catch (reason) {
+          failure ??= { reason };
+        }
+      }
+    }),
+  );
+  if (failure) throw failure.reason;
+}
+
+/**
+ * The shape of a generator's codes never changes (only status and description do), so each
+ * execution environment reads it once per generator; its status is checked inside the
+ * transaction that completes the issuance. An inactive generator answers 409 at once, after a
+ * fresh read (it may have been activated since the cache saw it).
+ */
+async function codeSettings(accountId: number, id: number): Promise<CodeSettings> {
+  let settings = await generatorSettings(accountId, id, Number.POSITIVE_INFINITY);
+  if (settings?.status === 'inactive') settings = await generatorSettings(accountId, id, 0);
+  if (!settings) throw notFound(`Code generator ${id} not found`);
+  if (settings.status !== 'active') throw conflict(`Code generator ${id} is inactive; activate it to issue codes`);
+  return settings;
+}
+
+/** One call's codes: drawn unique within the call, written batch by batch, replaced when taken. */
+class Issuance {
+  private readonly drawn = new Set<string>();
+  private readonly replaced = new Map<string, string>();
+  /** Codes tried once already (free then, unless they failed): a later failure of one is contention. */
+  private readonly tried = new Set<string>();
+  private freshTried = 0;
+  private freshTaken = 0;
+
+  constructor(
+    readonly accountId: number,
+    readonly generatorId: number,
+    readonly settings: CodeSettings,
+    readonly id: number,
+    readonly issuedAt: string,
+  ) {}
+
+  draw(count: number): string[] {
+    return Array.from({ length: count }, () => this.fresh());
+  }
+
+  /** The codes as written: the drawn ones with any replacements applied. */
+  written(drawn: string[]): string[] {
+    return drawn.map((code) => this.latest(code));
+  }
+
+  private latest(code: string): string {
+    let current = code;
+    while (this.replaced.has(current)) current = this.replaced.get(current)!;
+    return current;
+  }
+
+  private fresh(): string {
+    for (let draw = 0; draw < DRAWS; draw++) {
+      const code = randomCode(this.settings);
+      if (!this.drawn.has(code)) {
+        this.drawn.add(code);
+        return code;
+      }
+    }
+    throw exhausted();
+  }
+
+  /**
+   * Writes one batch of codes (and, for the last, the items that complete the issuance) in one
+   * transaction. Codes found taken are replaced and the batch tried again, a bounded number of
+   * times. Returns a Reply when the issuance ends otherwise (a replayed Idempotency-Key).
+   */
+  async commit(batch: string[], pending: boolean, completion: () => TransactItem[], last: { scope?: IdempotencyScope; eventId?: number } = {}) {
+    let codes = batch.map((code) => this.latest(code));
+    for (let round = 0; round < ROUNDS; round++) {
+      const tail = completion();
+      const result = await writeTogether([...codes.map((code) => putCode(newCodeItem(this.accountId, this.generatorId, code, this.issuedAt, this.id, pending))), ...tail]);
+      if (result.outcome === 'written') return undefined;
+      const failedTail = new Set([...result.failed.keys()].filter((index) => index >= codes.length).map((index) => index - codes.length));
+      // The last batch's tail: [status check, event, (issuance record), (stored response)].
+      if (failedTail.has(0)) {
+        // The generator exists (its settings were read), so it failed for being inactive.
+        throw conflict(`Code generator ${this.generatorId} is inactive; activate it to issue codes`);
+      }
+      if (last.scope && failedTail.has(tail.length - 1)) {
+        const earlier = await storedResponseAfterConflict(result.failed.get(codes.length + tail.length - 1), last.scope);
+        if (earlier) return replay(earlier, last.scope);
+      }
+      if (failedTail.has(1) && last.eventId !== undefined) {
+        freshIdCollided('events', last.eventId);
+        throw serviceUnavailable();
+      }
+      // Codes found taken: replacements checked free by a read first (reads are cheaper than
+      // failed transactions), then the batch again.
+      let contended = 0;
+      const failed: string[] = [];
+      codes.forEach((code, index) => {
+        const firstTry = !this.tried.has(code);
+        this.tried.add(code);
+        if (firstTry) this.freshTried++;
+        if (!result.failed.has(index)) return;
+        if (firstTry) this.freshTaken++;
+        else contended++;
+        failed.push(code);
+      });
+      this.judgeSpace();
+      const replacements = await this.freeCandidates(failed.length);
+      failed.forEach((code, i) => this.replaced.set(code, replacements[i]!));
+      codes = codes.map((code) => this.latest(code));
+      // Lost only to concurrent calls: step aside for a moment rather than meet them again at once.
+      if (contended > 0) await pause(Math.min(round, 3));
+    }
+    throw exhausted();
+  }
+
+  /** 409 once the share of fresh candidates found taken says the space is too full. */
+  private judgeSpace(): void {
+    if (this.freshTried >= FULL_SAMPLE && this.freshTaken >= FULL_SHARE * this.freshTried) throw exhausted();
+  }
+
+  /**
+   * `needed` new codes that a consistent read found free (a concurrent call may still take one
+   * before the write: contention, met by the next round). Each read draws a few more candidates
+   * than needed, so a nearly full space is recognised in a few reads; every candidate counts
+   * towards the estimate of the space's fill.
+   */
+  private async freeCandidates(needed: number): Promise<string[]> {
+    const free: string[] = [];
+    while (free.length < needed) {
+      const candidates = this.draw(Math.min(READ_KEYS, Math.max(2 * (needed - free.length), 16)));
+      const taken = await takenCodes(this.accountId, candidates);
+      for (const code of candidates) {
+        this.tried.add(code);
+        this.freshTried++;
+        if (taken.has(code)) this.freshTaken++;
+        else if (free.length < needed) free.push(code);
+      }
+      this.judgeSpace();
+    }
+    return free;
+  }
+
+  /**
+   * The codes written pending, once the issuance is complete: ordinary issued codes, in the
+   * generator's list. Already issued whatever happens here (their issuance record exists, and
+   * every read honours it), so a failure is logged for on-call and the call still succeeds.
+   */
+  async finalise(pendingBatches: string[][]): Promise<void> {
+    if (pendingBatches.length === 0) return;
+    try {
+      await allOrFirstError(pendingBatches, (batch) => writeTogether(this.written(batch).map((code) => finaliseCode(this.accountId, this.generatorId, code))));
+    } catch (error) {
+      logger.error('issued codes not finalised: they are issued, but may be missing from the list', {
+        error_code: 'issuance_not_finalised',
+        code_generator_id: this.generatorId,
+        issuance_id: this.id,
+        codes: pendingBatches.flat().length,
+        error: error as Error,
+      });
+    }
+  }
+}

@@ -1,0 +1,227 @@
+import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { documents } from '#runtime/clients';
+import { tableName } from '#runtime/config';
+import { pause, type TransactItem } from './transactions.ts';
+
+export const CODES_TABLE = tableName('codes');
+const TABLE = CODES_TABLE;
+
+/**
+ * One item per code of an account, keyed `account#CODE` (letters upper case, as every code is
+ * issued): a conditional put is what keeps a code unique within its account forever, whichever
+ * generator issues it, across calls, concurrent calls and cold starts. A till that scans a code
+ * knows only the code, and this key is all a redemption needs to find it.
+ *
+ * An issuance of more codes than one transaction holds writes its codes in several
+ * transactions. The codes of the earlier ones are written `pending`, naming their issuance; the
+ * last transaction writes the rest of the codes, the issuance record and the event. A pending
+ * code reads as issued only once its issuance record exists, so a call that fails half-way
+ * leaves codes that never read as issued (and are never issued again). Once the issuance is
+ * complete its pending codes are finalised (pending false, index keys set): only then do they
+ * appear in the generator's list, which is what keeps an incomplete issuance out of it.
+ *
+ * A redeemed code names its holder, the POS transaction (`holder`: its transaction_key) with its
+ * site, transaction id and time; the void of that transaction releases it (the four removed).
+ * The indexes are sparse: `generator_key` (every issued code of a generator) and `redeemed_key`
+ * (`account#generator#true|false`), both sorted by code.
+ */
+export interface CodeItem {
+  code_key: string;
+  /** As issued: the prefix and the generated characters. */
+  code: string;
+  account_id: number;
+  code_generator_id: number;
+  issued_at: string;
+  issuance_id: number;
+  pending: boolean;
+  generator_key?: string;
+  redeemed_key?: string;
+  holder?: string;
+  redeemed_at?: string;
+  site_id?: string;
+  pos_transaction_id?: string;
+}
+
+/** What the back office sees of a code: GET …/codes/{code} and each item of the list. */
+export interface CodeView {
+  code: string;
+  code_generator_id: number;
+  issued_at: string;
+  redeemed_at?: string;
+  site_id?: string;
+  pos_transaction_id?: string;
+}
+
+/** Codes are A-Z, 0-9 and - (prefix up to 16, generated part up to 32): nothing else was ever issued. */
+const ISSUABLE = /^[A-Za-z0-9-]{1,48}$/;
+
+/**
+ * The key spelling of a code typed in any case, or undefined for text that cannot be a code.
+ * Only ASCII letters fold: `toUpperCase` would turn `ı` into `I` and `ß` into `SS`.
+ */
+export function codeSpelling(typed: string): string | undefined {
+  return ISSUABLE.test(typed) ? typed.replace(/[a-z]/g, (letter) => letter.toUpperCase()) : undefined;
+}
+
+export const codeKey = (accountId: number, code: string) => `${accountId}#${code}`;
+const generatorKey = (accountId: number, generatorId: number) => `${accountId}#${generatorId}`;
+const redeemedKey = (accountId: number, generatorId: number, redeemed: boolean) => `${accountId}#${generatorId}#${redeemed}`;
+const issuanceKey = (accountId: number, generatorId: number, issuanceId: number) => `${accountId}#${generatorId}#issuance#${issuanceId}`;
+
+export function newCodeItem(accountId: number, generatorId: number, code: string, issuedAt: string, issuanceId: number, pending: boolean): CodeItem {
+  return {
+    code_key: codeKey(accountId, code),
+    code,
+    account_id: accountId,
+    code_generator_id: generatorId,
+    issued_at: issuedAt,
+    issuance_id: issuanceId,
+    pending,
+    ...(pending ? {} : { generator_key: generatorKey(accountId, generatorId), redeemed_key: redeemedKey(accountId, generatorId, false) }),
+  };
+}
+
+export function putCode(item: CodeItem): TransactItem {
+  return { Put: { TableName: TABLE, Item: item, ConditionExpression: 'attribute_not_exists(code_key)' } };
+}
+
+export function putIssuance(accountId: number, generatorId: number, issuanceId: number, issuedAt: string, count: number): TransactItem {
+  return {
+    Put: {
+      TableName: TABLE,
+      Item: { code_key: issuanceKey(accountId, generatorId, issuanceId), account_id: accountId, code_generator_id: generatorId, issued_at: issuedAt, count },
+      ConditionExpression: 'attribute_not_exists(code_key)',
+    },
+  };
+}
+
+/**
+ * A pending code of a complete issuance becomes an ordinary issued code and enters the indexes.
+ * An Update, not a Put: a redemption that reached the code first keeps its holder and state.
+ */
+export function finaliseCode(accountId: number, generatorId: number, code: string): TransactItem {
+  return {
+    Update: {
+      TableName: TABLE,
+      Key: { code_key: codeKey(accountId, code) },
+      UpdateExpression: 'SET pending = :false, generator_key = :generator, redeemed_key = if_not_exists(redeemed_key, :unredeemed)',
+      ConditionExpression: 'attribute_exists(code_key)',
+      ExpressionAttributeValues: {
+        ':false': false,
+        ':generator': generatorKey(accountId, generatorId),
+        ':unredeemed': redeemedKey(accountId, generatorId, false),
+      },
+    },
+  };
+}
+
+export interface Holder {
+  /** The holding transaction's transaction_key. */
+  readonly key: string;
+  readonly siteId: string;
+  readonly posTransactionId: string;
+  readonly redeemedAt: string;
+}
+
+/**
+ * Redeems an issued code for a transaction: fails (returning the code as it is) when another
+ * transaction holds it. A pending code of a complete issuance is finalised on the way.
+ */
+export function redeemCode(item: CodeItem, holder: Holder): TransactItem {
+  return {
+    Update: {
+      TableName: TABLE,
+      Key: { code_key: item.code_key },
+      UpdateExpression:
+        'SET holder = :holder, redeemed_at = :at, site_id = :site, pos_transaction_id = :pos, redeemed_key = :redeemed, pending = :false, generator_key = :generator',
+      ConditionExpression: 'attribute_exists(code_key) AND attribute_not_exists(holder)',
+      ExpressionAttributeValues: {
+        ':holder': holder.key,
+        ':at': holder.redeemedAt,
+        ':site': holder.siteId,
+        ':pos': holder.posTransactionId,
+        ':redeemed': redeemedKey(item.account_id, item.code_generator_id, true),
+        ':false': false,
+        ':generator': generatorKey(item.account_id, item.code_generator_id),
+      },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    },
+  };
+}
+
+/** Releases a code its transaction holds (the void of that transaction): redeemable again. */
+export function releaseCode(accountId: number, generatorId: number, code: string, holderKey: string): TransactItem {
+  return {
+    Update: {
+      TableName: TABLE,
+      Key: { code_key: codeKey(accountId, code) },
+      UpdateExpression: 'SET redeemed_key = :unredeemed REMOVE holder, redeemed_at, site_id, pos_transaction_id',
+      ConditionExpression: 'holder = :holder',
+      ExpressionAttributeValues: { ':holder': holderKey, ':unredeemed': redeemedKey(accountId, generatorId, false) },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    },
+  };
+}
+
+/**
+ * Which of these codes (key spellings, at most 100) the account has already, issued or pending:
+ * one consistent BatchGetItem of their keys only.
+ */
+export async function takenCodes(accountId: number, codes: readonly string[]): Promise<Set<string>> {
+  const taken = new Set<string>();
+  let keys: Record<string, unknown>[] = codes.map((code) => ({ code_key: codeKey(accountId, code) }));
+  for (let round = 0; keys.length > 0; round++) {
+    if (round >= 5) throw Object.assign(new Error('BatchGetItem left keys unprocessed'), { name: 'ThrottlingException' });
+    if (round > 0) await pause(round - 1);
+    const answer = await documents.send(
+      new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'code_key' } } }),
+    );
+    for (const item of answer.Responses?.[TABLE] ?? []) taken.add(String(item.code_key).slice(String(accountId).length + 1));
+    keys = (answer.UnprocessedKeys?.[TABLE]?.Keys ?? []) as Record<string, unknown>[];
+  }
+  return taken;
+}
+
+/** Whether a code item reads as issued: not pending, or pending of an issuance that completed. */
+export async function isIssued(item: CodeItem): Promise<boolean> {
+  if (!item.pending) return true;
+  const { Item } = await documents.send(
+    new GetCommand({ TableName: TABLE, Key: { code_key: issuanceKey(item.account_id, item.code_generator_id, item.issuance_id) }, ConsistentRead: true }),
+  );
+  return Item !== undefined;
+}
+
+/** The code as issued, if this generator of this account issued it (letters in any case). */
+export async function findIssuedCode(accountId: number, generatorId: number, typed: string): Promise<CodeItem | undefined> {
+  const code = codeSpelling(typed);
+  if (code === undefined) return undefined;
+  const { Item } = await documents.send(new GetCommand({ TableName: TABLE, Key: { code_key: codeKey(accountId, code) }, ConsistentRead: true }));
+  const item = Item as CodeItem | undefined;
+  if (!item || item.code_generator_id !== generatorId) return undefined;
+  return (await isIssued(item)) ? item : undefined;
+}
+
+/**
+ * One page of a generator's issued codes in code order after `afterCode`, optionally only the
+ * redeemed or unredeemed ones: one Query of `limit + 1` items on a sparse index, no filter, so
+ * every page but the last is full. The indexes are eventually consistent (about a second).
+ */
+export async function listCodes(accountId: number, generatorId: number, options: { redeemed?: boolean; afterCode?: string; limit: number }) {
+  const byState = options.redeemed !== undefined;
+  const page = await documents.send(
+    new QueryCommand({
+      TableName: TABLE,
+      IndexName: byState ? 'by_redeemed' : 'by_generator',
+      // No projection: a Query is billed on the index entries it reads, whatever it returns.
+      KeyConditionExpression: `#partition = :key${options.afterCode !== undefined ? ' AND #code > :after' : ''}`,
+      ExpressionAttributeNames: { '#partition': byState ? 'redeemed_key' : 'generator_key', ...(options.afterCode !== undefined ? { '#code': 'code' } : {}) },
+      ExpressionAttributeValues: {
+        ':key': byState ? redeemedKey(accountId, generatorId, options.redeemed!) : generatorKey(accountId, generatorId),
+        ...(options.afterCode !== undefined ? { ':after': options.afterCode } : {}),
+      },
+      Limit: options.limit + 1,
+    }),
+  );
+  const items = (page.Items ?? []) as CodeView[];
+  return { items: items.slice(0, options.limit), more: items.length > options.limit };
+}

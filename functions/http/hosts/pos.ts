@@ -1,0 +1,74 @@
+import type { ErrorCode, Problem } from '#http/errors';
+
+/**
+ * The pos host's error body: the void response shape, with `errors` for the integration and one
+ * display message a cashier can act on (never internals).
+ */
+export function posErrorBody(operationId: string, code: ErrorCode, problems: readonly Problem[], requestId: string) {
+  return {
+    transaction: {
+      errors: problems.map(({ message }) => ({ message })),
+      display_messages: [
+        {
+          message: cashierMessage(attemptOf(operationId), code, problems, requestId),
+          message_id: code,
+          message_content: { request_id: requestId },
+          priority: 1,
+        },
+      ],
+    },
+  };
+}
+
+/** What the till tried, in the cashier's words: the noun a message names. */
+export interface TillAttempt {
+  /** `void`, `redemption`, `check`: "This void …". */
+  readonly noun: string;
+  /** `Voiding`, `Redemption`: "… is temporarily unavailable" (names the noun's act, so the text says what the till tried). */
+  readonly activity: string;
+}
+
+/**
+ * One row per pos operation, by operationId: a new pos route adds its row here and every cashier
+ * text names it. An operation without a row reads as a "request" (never wrong, only vaguer).
+ */
+export const TILL_ATTEMPTS: Readonly<Record<string, TillAttempt>> = {
+  voidTransaction: { noun: 'void', activity: 'Voiding' },
+  redeemCodes: { noun: 'redemption', activity: 'Redemption' },
+  validateCodes: { noun: 'check', activity: 'Checking codes' },
+};
+
+export const attemptOf = (operationId: string): TillAttempt =>
+  TILL_ATTEMPTS[operationId] ?? { noun: 'request', activity: 'This service' };
+
+const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/**
+ * A text a cashier can act on. Only a fault a retry can cure (503, and a 500 that may be a
+ * passing fault) says "try again"; a refused token, a refused scope, an unreadable request or a
+ * rejected transaction would be refused again, so those say who can fix it.
+ */
+export function cashierMessage(attempt: TillAttempt, code: ErrorCode, problems: readonly Problem[], requestId: string): string {
+  const { noun } = attempt;
+  switch (code) {
+    case 'unauthorized':
+      return `${capital(noun)} refused: the service did not accept this till's API token. Ask a manager to check the till's token.`;
+    case 'forbidden':
+      return `${capital(noun)} refused: this till's token is not allowed to do this. Ask a manager to give the till a token for tills.`;
+    case 'validation_failed':
+      return `${capital(noun)} not accepted: ${problems.map((p) => p.message).join('; ')}. Correct the transaction before sending it again.`;
+    case 'service_unavailable':
+      return `${attempt.activity} is temporarily unavailable. Wait a moment and try again; nothing will be recorded twice.`;
+    case 'bad_request':
+    case 'payload_too_large':
+    case 'unsupported_media_type':
+      return `The till sent a ${noun} the service cannot read. Call support: the till's software must be fixed.`;
+    case 'not_found':
+      return 'The till asked for something the service does not offer. Call support.';
+    case 'conflict':
+    case 'precondition_failed':
+      return `This ${noun} conflicts with an earlier one. Call a supervisor.`;
+    case 'internal_error':
+      return `Something went wrong with this ${noun}. Try again; if it keeps failing, call support with reference ${requestId}.`;
+  }
+}

@@ -1,0 +1,137 @@
+import { createHash } from 'node:crypto';
+import { SendMessageBatchCommand, SQSClient, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import { queues, type QueueId } from '#functions/queues';
+
+/**
+ * The two queues of webhook attempts (functions/queues.ts):
+ * - `webhookDeliveries` (FIFO) holds the attempts due now. A message's group is the receiver's
+ *   origin and a lane of it, and SQS hands a group's next message to the sender only when the
+ *   one before is done: whatever an origin does (hang for 15 s, fail, crawl), it occupies at most
+ *   one sender per lane, LANES_PER_ORIGIN while it is healthy and one once it is failing, and
+ *   every other origin's attempts leave beside it. The sender takes one message per invocation,
+ *   so no batch mixes a hanging origin with a healthy one.
+ * - `webhookRetries` (standard) holds the attempts that are not due yet, invisible until they
+ *   are (DelaySeconds, at most 900 s); a longer wait is a chain of hops. When a message comes due
+ *   the forwarder moves it to the deliveries queue. No timer lives in any function.
+ *
+ * In AWS both are SQS (their URLs in the environment variables of queues.ts). The local stack
+ * registers in-process stand-ins with the semantics the handlers rely on (at least once, delays,
+ * FIFO groups; local/webhooks.ts) under a global symbol, which bundles share with the sources.
+ */
+export interface DeliveryMessage {
+  readonly account_id: number;
+  readonly endpoint_id: number;
+  readonly event_id: number;
+  /** The delivery's generation when this message was sent (the retry route raises it). */
+  readonly generation: number;
+  /** Sends before this one. */
+  readonly attempts: number;
+  /** Epoch milliseconds when the attempt is due. */
+  readonly due_at: number;
+  /** The endpoint's origin (scheme, host, port) when the message was sent: its FIFO group. */
+  readonly origin: string;
+  /** The lane of the origin (laneFor): with the origin, the message group. */
+  readonly lane: number;
+}
+
+/** Senders one healthy origin may occupy at once (its FIFO groups); a failing origin gets one. */
+export const LANES_PER_ORIGIN = 4;
+
+/** The lane of an attempt: spread by event while the endpoint is healthy, lane 0 while it is failing. */
+export const laneFor = (eventId: number, failing: boolean): number => (failing ? 0 : eventId % LANES_PER_ORIGIN);
+
+/** Scheme, host and port of a URL: what a FIFO group and the attempt logs name, never a path or query. */
+export const originOf = (url: string): string => new URL(url).origin;
+
+/**
+ * Where an attempt to this endpoint waits: its origin (as the URL is now) and its lane, spread
+ * while the endpoint is healthy, lane 0 while it is failing.
+ */
+export function placeOf(
+  endpoint: { readonly url: string; readonly failing_since?: string },
+  eventId: number,
+  failing = endpoint.failing_since !== undefined,
+): Pick<DeliveryMessage, 'origin' | 'lane'> {
+  return { origin: originOf(endpoint.url), lane: laneFor(eventId, failing) };
+}
+
+/** SQS's longest DelaySeconds. */
+export const MAX_DELAY_SECONDS = 900;
+
+export interface QueuedMessage {
+  readonly body: string;
+  /** Standard queue only. */
+  readonly delaySeconds?: number;
+  /** FIFO queue only. */
+  readonly groupId?: string;
+  /** FIFO queue only: SQS drops a second message with this id sent within 5 minutes. */
+  readonly deduplicationId?: string;
+}
+
+export interface LocalQueue {
+  send(messages: readonly QueuedMessage[]): Promise<void>;
+}
+
+export const LOCAL_QUEUES = Symbol.for('tillgate.localQueues');
+
+/**
+ * The message group: a hash of the origin (a group id is at most 128 characters and an origin
+ * may be longer; the hash also keeps the host out of SQS's metadata) and the lane.
+ */
+export function messageGroupOf(message: Pick<DeliveryMessage, 'origin' | 'lane'>): string {
+  return `${createHash('sha256').update(message.origin).digest('base64url')}-${message.lane}`;
+}
+
+/** One attempt of one delivery in one lane: a copy sent again within 5 minutes (a stream retry of the fan-out) is dropped by SQS. */
+export const deduplicationIdOf = (m: DeliveryMessage): string =>
+  `${m.account_id}-${m.endpoint_id}-${m.event_id}-${m.generation}-${m.attempts}-${m.lane}`;
+
+export function delaySecondsUntil(dueAt: number, now = Date.now()): number {
+  return Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((dueAt - now) / 1000)));
+}
+
+const urls = new Map<QueueId, string | undefined>();
+let sqs: SQSClient | undefined;
+
+async function send(queueId: QueueId, queued: readonly QueuedMessage[]): Promise<void> {
+  if (queued.length === 0) return;
+  const { envVar } = queues[queueId];
+  if (!urls.has(queueId)) urls.set(queueId, process.env[envVar]);
+  const url = urls.get(queueId);
+  if (!url) {
+    const local = (globalThis as { [LOCAL_QUEUES]?: Partial<Record<QueueId, LocalQueue>> })[LOCAL_QUEUES]?.[queueId];
+    if (!local) throw new Error(`No queue ${queueId}: ${envVar} is not set and no local queue is registered`);
+    return local.send(queued);
+  }
+  sqs ??= new SQSClient({});
+  for (let start = 0; start < queued.length; start += 10) {
+    const batch = queued.slice(start, start + 10);
+    const entries: SendMessageBatchRequestEntry[] = batch.map((message, index) => ({
+      Id: String(index),
+      MessageBody: message.body,
+      DelaySeconds: message.delaySeconds,
+      MessageGroupId: message.groupId,
+      MessageDeduplicationId: message.deduplicationId,
+    }));
+    const result = await sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));
+    if (result.Failed && result.Failed.length > 0) {
+      throw new Error(`SQS refused ${result.Failed.length} messages on ${queueId}: ${result.Failed.map((f) => f.Code).join(', ')}`);
+    }
+  }
+}
+
+/** Attempts due now → the deliveries queue (FIFO), grouped by origin and lane. */
+export function enqueueDue(messages: readonly DeliveryMessage[]): Promise<void> {
+  return send(
+    'webhookDeliveries',
+    messages.map((message) => ({ body: JSON.stringify(message), groupId: messageGroupOf(message), deduplicationId: deduplicationIdOf(message) })),
+  );
+}
+
+/** Attempts due later → the retries queue, delayed until due (or by 900 s, the first hop of a longer wait). */
+export function enqueueWaiting(messages: readonly DeliveryMessage[], now = Date.now()): Promise<void> {
+  return send(
+    'webhookRetries',
+    messages.map((message) => ({ body: JSON.stringify(message), delaySeconds: delaySecondsUntil(message.due_at, now) })),
+  );
+}

@@ -1,0 +1,84 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { EventRecord } from '#data/events';
+import { newDelivery, putNewDelivery } from '#data/webhook-deliveries';
+import { endpointsOf, type WebhookEndpoint } from '#data/webhook-endpoints';
+import { logger, metrics } from '#runtime/observability';
+import { enqueueDue, placeOf, type DeliveryMessage } from './delivery-queue.ts';
+
+/**
+ * The events table's stream (NEW_IMAGE) → one delivery per enabled endpoint of the event's
+ * account that subscribes to its type, and a first message on the deliveries queue for each
+ * (FIFO, grouped by the receiver's origin and lane).
+ * Only INSERTs are new events (the event source's filter passes only them; an acknowledging
+ * DELETE or TTL's removal is a REMOVE and does nothing).
+ *
+ * Written to be run again: a delivery is put only if absent, and its message is sent either way
+ * (a stream retry after a failure between the two must not lose it); the sender's claim on
+ * (generation, attempts) makes a second copy of a message send nothing. A record that fails is
+ * reported (reportBatchItemFailures): the stream retries from it, later records included.
+ */
+export function isSubscribed(endpoint: WebhookEndpoint, event: Pick<EventRecord, 'type' | 'created_at'>): boolean {
+  return (
+    endpoint.status === 'enabled' &&
+    // Events committed before the endpoint was (re-)enabled are never sent to it.
+    event.created_at >= endpoint.enabled_at &&
+    (endpoint.event_types.includes('*') || endpoint.event_types.includes(event.type))
+  );
+}
+
+export async function handler(stream: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> {
+  if (context) logger.addContext(context);
+  const endpointsByAccount = new Map<number, Promise<WebhookEndpoint[]>>();
+  let deliveries = 0;
+  try {
+    // Records side by side (deliveries are in no guaranteed order); a failure is reported at the
+    // first failed record in stream order, and the stream hands that record and those after it
+    // over again (their fan-out is written to be repeated).
+    const outcomes = await Promise.allSettled(stream.Records.map((record) => fanOut(record, endpointsByAccount)));
+    for (const [index, outcome] of outcomes.entries()) {
+      if (outcome.status === 'fulfilled') {
+        deliveries += outcome.value;
+        continue;
+      }
+      const record = stream.Records[index]!;
+      const error = outcome.reason as Error;
+      logger.error('webhook fan-out failed; the stream retries from this record', {
+        sequence_number: record.dynamodb?.SequenceNumber,
+        error_name: error.name,
+        error_message: error.message,
+      });
+      return { batchItemFailures: [{ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' }] };
+    }
+    return { batchItemFailures: [] };
+  } finally {
+    metrics.addMetric('WebhookDeliveriesCreated', MetricUnit.Count, deliveries);
+    if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+  }
+}
+
+async function fanOut(record: DynamoDBRecord, endpointsByAccount: Map<number, Promise<WebhookEndpoint[]>>): Promise<number> {
+  if (record.eventName !== 'INSERT' || !record.dynamodb?.NewImage) return 0;
+  const event = unmarshall(record.dynamodb.NewImage as Record<string, AttributeValue>) as EventRecord;
+  if (!endpointsByAccount.has(event.account_id)) endpointsByAccount.set(event.account_id, endpointsOf(event.account_id));
+  const targets = (await endpointsByAccount.get(event.account_id)!).filter((endpoint) => isSubscribed(endpoint, event));
+  if (targets.length === 0) return 0;
+  const now = new Date();
+  const messages: DeliveryMessage[] = [];
+  await Promise.all(targets.map((endpoint) => putNewDelivery(newDelivery(event.account_id, endpoint.id, event, now))));
+  for (const endpoint of targets) {
+    messages.push({
+      account_id: event.account_id,
+      endpoint_id: endpoint.id,
+      event_id: event.id,
+      generation: 1,
+      attempts: 0,
+      due_at: now.getTime(),
+      ...placeOf(endpoint, event.id),
+    });
+  }
+  await enqueueDue(messages);
+  return targets.length;
+}
