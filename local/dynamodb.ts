@@ -125,7 +125,7 @@ export function localClient(endpoint: string): DynamoDBClient {
   });
 }
 
-export function portIsFree(port: number): Promise<boolean> {
+function portIsFree(port: number): Promise<boolean> {
   return new Promise((done) => {
     const server = createServer();
     server.once('error', () => done(false));

@@ -8,13 +8,13 @@ import type { HostId } from '../functions/routes.ts';
  * code) and by `npm run smoke` (every response of a deployed stage, against the published
  * openapi/*.json); each says where a problem was found in its own words.
  */
-export interface CheckedResponse {
+interface CheckedResponse {
   readonly status: number;
   readonly headers: Headers;
   readonly text: string;
 }
 
-export interface DocumentedOperation {
+interface DocumentedOperation {
   readonly operationId: string;
   /** The path template of the document, e.g. `/v1.0/codegen/{id}`. */
   readonly template: string;
