@@ -5,7 +5,7 @@
 // `npm run lint -- --fix` lets Biome apply its safe fixes and the formatting first; the layering and
 // dead code are for a person to fix (knip's own `npx knip --fix` can drop unused exports and dependencies).
 import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
 const fix = process.argv.includes('--fix');
@@ -21,9 +21,13 @@ const steps = [
   ['knip', ['--no-progress']],
 ];
 
+// node_modules/.bin first, as `npm run` puts it: the tools' `#!/usr/bin/env node` then finds the Node 24 installed
+// there (dependency-cruiser refuses older ones) even when this file is started with `node scripts/lint.mjs`.
+const bin = join(root, 'node_modules', '.bin');
+const env = { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` };
 const failed = [];
 for (const [tool, args] of steps) {
-  const result = spawnSync(join(root, 'node_modules', '.bin', tool), args, { cwd: root, stdio: 'inherit' });
+  const result = spawnSync(join(bin, tool), args, { cwd: root, stdio: 'inherit', env });
   if (result.status !== 0) failed.push(tool);
 }
 if (failed.length > 0) {
