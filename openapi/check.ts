@@ -32,7 +32,7 @@ export interface OpenApiChecker {
   errorShapeProblems(host: HostId, text: string): string[];
 }
 
-const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+const pointerSegment = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 const errorSchema = (host: HostId) => `/components/schemas/${host === 'core' ? 'CoreError' : 'PosError'}`;
 
 export function openApiChecker(documents: Readonly<Record<HostId, any>>): OpenApiChecker {
@@ -102,7 +102,7 @@ export function openApiChecker(documents: Readonly<Record<HostId, any>>): OpenAp
       if ('x-raw-body' in declared) {
         if (response.text !== declared['x-raw-body']) problems.push(`body should be ${JSON.stringify(declared['x-raw-body'])}, got ${JSON.stringify(response.text.slice(0, 200))}`);
       } else if (declared.content?.['application/json']) {
-        const pointer = `/paths/${escape(match.template)}/${method.toLowerCase()}/responses/${response.status}/content/application~1json/schema`;
+        const pointer = `/paths/${pointerSegment(match.template)}/${method.toLowerCase()}/responses/${response.status}/content/application~1json/schema`;
         problems.push(...bodyProblems(host, pointer, response.text));
       } else if (response.text !== '') {
         problems.push('should have no body');

@@ -1,4 +1,4 @@
-import { Aws, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Aws, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   AuthorizationType,

@@ -80,7 +80,7 @@ export interface RequestOptions {
   /** Not reported: the caller decides (a poll reports its last try). See `report`. */
   readonly tentative?: boolean;
   /** Contract checks of the body beyond its schema: return (or throw) what is wrong. */
-  readonly verify?: (response: Omit<SmokeResponse, 'outcome' | 'passed' | 'lagging'>) => (string | false | undefined)[] | string | false | undefined | void;
+  readonly verify?: (response: Omit<SmokeResponse, 'outcome' | 'passed' | 'lagging'>) => (string | false | undefined)[] | string | false | undefined;
 }
 
 /** Thrown by a check that cannot run because an earlier one left nothing to work on. */

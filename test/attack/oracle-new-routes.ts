@@ -288,8 +288,11 @@ export function judgeTill(body: RedemptionBody, model: TillModel): RedemptionVer
     const holder = model.holders.get(code.issued);
     if (holder === me) continue;
     if (holder !== undefined) ids.push('code_already_redeemed');
-    else if (!model.codes.get(code.issued)!.active) (ids.push('code_generator_inactive'), adding++);
-    else (fresh.push(code.issued), adding++);
+    else {
+      if (model.codes.get(code.issued)!.active) fresh.push(code.issued);
+      else ids.push('code_generator_inactive');
+      adding++;
+    }
   }
   const voided = model.voided.has(me);
   const tooMany = (model.held.get(me)?.length ?? 0) + adding > 50;

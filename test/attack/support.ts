@@ -114,8 +114,6 @@ export function expectClientError(host: HostId, response: RawResponse, method = 
   if (method !== 'HEAD') expect(isErrorShape(host, response.json), response.text).toBe(true);
 }
 
-const json = (value: unknown) => JSON.stringify(value);
-
 /** Seed for every property of a run: FUZZ_SEED replays one. */
 export function fuzzSeed(): number {
   const fromEnv = process.env.FUZZ_SEED;
