@@ -8,14 +8,14 @@
  * read. No table has an item that every write of every account touches (ids come in blocks, see
  * data/ids.ts).
  */
-export type KeyType = 'S' | 'N';
+type KeyType = 'S' | 'N';
 
 export interface KeyAttribute {
   readonly name: string;
   readonly type: KeyType;
 }
 
-export interface IndexSpec {
+interface IndexSpec {
   readonly name: string;
   readonly partitionKey: KeyAttribute;
   readonly sortKey: KeyAttribute;

@@ -8,7 +8,7 @@ import type { TableAccess } from './routes.ts';
  * `trigger` names (with the settings below), the local stack drives each with its stand-in
  * (local/webhooks.ts: DynamoDB Local's stream, an in-process queue), and the tests walk it.
  */
-export type WorkerTrigger =
+type WorkerTrigger =
   | {
       /** The table's DynamoDB stream (NEW_IMAGE); only INSERTs pass the event source's filter. */
       readonly kind: 'stream';

@@ -56,7 +56,7 @@ export interface TillgateConfig {
   readonly tokenRateLimitWindowSeconds: number;
 }
 
-export const defaults = {
+const defaults = {
   stage: 'prod',
   throttleRateLimit: 100,
   throttleBurstLimit: 200,

@@ -36,7 +36,7 @@ export interface SupervisedDynamoDb {
   stop(): Promise<void>;
 }
 
-export const DEFAULT_BACKOFF_MS = [500, 1000, 2000, 5000, 10_000] as const;
+const DEFAULT_BACKOFF_MS = [500, 1000, 2000, 5000, 10_000] as const;
 
 export async function superviseDynamoDbLocal(options: SupervisorOptions): Promise<SupervisedDynamoDb> {
   const backoff = options.backoffMs ?? DEFAULT_BACKOFF_MS;

@@ -19,7 +19,7 @@ import { gatewayError, gatewayErrorBody, METHOD_NOT_ALLOWED, methodsByPath, type
  * function base64-encoded with `isBase64Encoded: true` (the stack sets `binaryMediaTypes: ['*\/*']`),
  * so the function sees the bytes the client sent.
  */
-export type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type HandlerLoader = (route: Route) => Promise<LambdaHandler>;
 
 export interface LocalApi {
@@ -165,7 +165,7 @@ async function serve(
  * decoded. An absolute-form target (`http://host/path`) keeps only its path; anything else that
  * does not start with `/` (`*`) has a path no route matches.
  */
-export function splitTarget(target: string): { path: string; query: string } {
+function splitTarget(target: string): { path: string; query: string } {
   const absolute = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(target);
   const rest = absolute ? target.slice(absolute[0].length) || '/' : target;
   const mark = rest.indexOf('?');
@@ -180,7 +180,7 @@ export function matchRoute(host: HostId, method: string, pathname: string) {
  * The host's routes whose path template matches `pathname` (of `method` only, when given): a
  * path that matches routes of other methods only is a known path (405 with Allow).
  */
-export function matchPath(host: HostId, pathname: string, method?: string) {
+function matchPath(host: HostId, pathname: string, method?: string) {
   const segments = pathname.split('/');
   const found: { route: Route; pathParameters: Record<string, string> }[] = [];
   for (const route of routes) {

@@ -8,13 +8,13 @@ import type { HostId } from '../functions/routes.ts';
  * code) and by `npm run smoke` (every response of a deployed stage, against the published
  * openapi/*.json); each says where a problem was found in its own words.
  */
-export interface CheckedResponse {
+interface CheckedResponse {
   readonly status: number;
   readonly headers: Headers;
   readonly text: string;
 }
 
-export interface DocumentedOperation {
+interface DocumentedOperation {
   readonly operationId: string;
   /** The path template of the document, e.g. `/v1.0/codegen/{id}`. */
   readonly template: string;
@@ -32,7 +32,7 @@ export interface OpenApiChecker {
   errorShapeProblems(host: HostId, text: string): string[];
 }
 
-const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+const pointerSegment = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 const errorSchema = (host: HostId) => `/components/schemas/${host === 'core' ? 'CoreError' : 'PosError'}`;
 
 export function openApiChecker(documents: Readonly<Record<HostId, any>>): OpenApiChecker {
@@ -102,7 +102,7 @@ export function openApiChecker(documents: Readonly<Record<HostId, any>>): OpenAp
       if ('x-raw-body' in declared) {
         if (response.text !== declared['x-raw-body']) problems.push(`body should be ${JSON.stringify(declared['x-raw-body'])}, got ${JSON.stringify(response.text.slice(0, 200))}`);
       } else if (declared.content?.['application/json']) {
-        const pointer = `/paths/${escape(match.template)}/${method.toLowerCase()}/responses/${response.status}/content/application~1json/schema`;
+        const pointer = `/paths/${pointerSegment(match.template)}/${method.toLowerCase()}/responses/${response.status}/content/application~1json/schema`;
         problems.push(...bodyProblems(host, pointer, response.text));
       } else if (response.text !== '') {
         problems.push('should have no body');

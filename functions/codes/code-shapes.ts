@@ -6,7 +6,7 @@ import type { CodeGenerator } from '#data/code-generators';
  * alphabet of 32 (no 0/O, 1/I/L), so each random byte's low five bits pick a character with no
  * bias; `numeric` codes take bytes below 250 and their value modulo 10, refusing the rest.
  */
-export const TILLGATE_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZ';
+const TILLGATE_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZ';
 const DIGITS = '0123456789';
 
 export type CodeSettings = Pick<CodeGenerator, 'generation_type' | 'code_length' | 'prefix'>;

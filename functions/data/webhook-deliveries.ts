@@ -8,7 +8,7 @@ const TABLE = tableName('webhookDeliveries');
 /** How long a delivery's record stays listable. */
 const RETENTION_SECONDS = Math.round(numberFromEnv('EVENT_RETENTION_DAYS', 30) * 86_400);
 
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
 /** The event as the payload's `data` shows it: kept here, since the feed's copy may be acknowledged. */
 export type DeliveredEvent = Pick<EventRecord, 'id' | 'type' | 'resource_id' | 'created_at'>;
@@ -38,7 +38,7 @@ export interface WebhookDelivery {
   expires_at: number;
 }
 
-export const endpointKey = (accountId: number, endpointId: number) => `${accountId}#${endpointId}`;
+const endpointKey = (accountId: number, endpointId: number) => `${accountId}#${endpointId}`;
 const keyOf = (accountId: number, endpointId: number, eventId: number) => ({ endpoint_key: endpointKey(accountId, endpointId), event_id: eventId });
 
 export function newDelivery(accountId: number, endpointId: number, event: DeliveredEvent, now: Date): WebhookDelivery {

@@ -16,7 +16,7 @@ export const MAX_ENDPOINTS_PER_ACCOUNT = 10;
  */
 const COUNT_ID = 0;
 
-export type EndpointStatus = 'enabled' | 'disabled';
+type EndpointStatus = 'enabled' | 'disabled';
 
 export interface WebhookEndpoint {
   account_id: number;

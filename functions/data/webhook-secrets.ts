@@ -11,7 +11,7 @@ import type { TransactItem } from './transactions.ts';
 const TABLE = tableName('webhookSecrets');
 
 /** How long the replaced secret keeps signing after a rotation. */
-export const PREVIOUS_SECRET_SECONDS = 24 * 3600;
+const PREVIOUS_SECRET_SECONDS = 24 * 3600;
 
 const endpointKey = (accountId: number, endpointId: number) => `${accountId}#${endpointId}`;
 

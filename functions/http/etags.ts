@@ -9,7 +9,7 @@ export const weakEtag = (body: string) => `W/"${createHash('sha256').update(body
 const ENTITY_TAG = '(?:W/)?"[\\x21\\x23-\\x7e\\x80-\\xff]*"';
 const ENTITY_TAG_LIST = new RegExp(`^[ \\t]*(?:\\*|${ENTITY_TAG}(?:[ \\t]*,[ \\t]*${ENTITY_TAG})*)[ \\t]*$`);
 
-export const isEntityTagList = (value: string) => value.length <= MAX_IF_MATCH_LENGTH && ENTITY_TAG_LIST.test(value);
+const isEntityTagList = (value: string) => value.length <= MAX_IF_MATCH_LENGTH && ENTITY_TAG_LIST.test(value);
 
 /** The If-Match header of a conditional PATCH: absent, or entity tags (else 400 naming it). */
 export function ifMatchOf(headers: Readonly<Record<string, string | undefined>>): string | undefined {

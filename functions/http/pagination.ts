@@ -13,7 +13,7 @@ interface CursorContent {
   readonly after: number | string;
 }
 
-export const DEFAULT_LIMIT = 100;
+const DEFAULT_LIMIT = 100;
 
 export interface Page {
   readonly limit: number;
@@ -51,7 +51,7 @@ function cursorAfter(cursor: string, accountId: number, filters: string, valid: 
   return content.after;
 }
 
-export function nextCursor(accountId: number, filters: string, last: number | string): string {
+function nextCursor(accountId: number, filters: string, last: number | string): string {
   const content: CursorContent = { v: 1, a: accountId, f: filters, after: last };
   return Buffer.from(JSON.stringify(content)).toString('base64url');
 }

@@ -22,8 +22,8 @@ const readOnly = () => forbidden('is read-only and cannot be set');
 
 // ---------------------------------------------------------------- code generators
 
-export const GENERATION_TYPES = ['tillgate', 'numeric'] as const;
-export const GENERATOR_STATUSES = ['active', 'inactive'] as const;
+const GENERATION_TYPES = ['tillgate', 'numeric'] as const;
+const GENERATOR_STATUSES = ['active', 'inactive'] as const;
 const status = Type.Enum([...GENERATOR_STATUSES], { description: '`active` generators issue codes; `inactive` ones answer 409.' });
 const description = Type.String({ maxLength: 255 });
 
@@ -74,7 +74,7 @@ export const codesIssue = Type.Object(
 
 // ---------------------------------------------------------------- webhook endpoints
 
-export const WEBHOOK_STATUSES = ['enabled', 'disabled'] as const;
+const WEBHOOK_STATUSES = ['enabled', 'disabled'] as const;
 const webhookUrl = Type.String({
   minLength: 1,
   maxLength: 2048,
@@ -117,7 +117,7 @@ export const webhookEndpointPatch = Type.Object(
 );
 
 /** The actions with nothing to say (rotate, retry): no body, or `{}`. */
-export const emptyObject = Type.Object({}, { additionalProperties: false });
+const emptyObject = Type.Object({}, { additionalProperties: false });
 
 // ---------------------------------------------------------------- voids
 
@@ -149,7 +149,7 @@ export const voidTransaction = Type.Object({
 
 // ---------------------------------------------------------------- redemption at the till
 
-export const MAX_CODES_PER_REQUEST = 10;
+const MAX_CODES_PER_REQUEST = 10;
 
 /**
  * POST /v2.0/redeemed_codes and /v2.0/validated_codes: the fields of a void and the codes, read
@@ -174,7 +174,7 @@ export const codesRedemption = Type.Object({
  * that length sharing the digits before it and smaller at it; then `max` itself; then every
  * shorter length.
  */
-export function positiveDecimalUpTo(max: number): string {
+function positiveDecimalUpTo(max: number): string {
   const digits = String(max);
   const alternatives: string[] = [];
   for (let i = 0; i < digits.length; i++) {
@@ -273,7 +273,6 @@ export type SchemaName = keyof typeof requestSchemas;
 
 export type CodeGeneratorCreate = Static<typeof codeGeneratorCreate>;
 export type CodeGeneratorPatch = Static<typeof codeGeneratorPatch>;
-export type CodesIssue = Static<typeof codesIssue>;
 export type WebhookEndpointCreate = Static<typeof webhookEndpointCreate>;
 export type WebhookEndpointPatch = Static<typeof webhookEndpointPatch>;
 export type VoidTransactionInput = { site_id: string; pos_transaction_id: string } & Partial<Record<string, string>>;

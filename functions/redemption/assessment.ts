@@ -33,7 +33,7 @@ export type CodeFailure =
   | { readonly reason: 'code_already_redeemed' | 'code_generator_inactive'; readonly item: CodeItem };
 
 /** A listed code's outcome: held by this transaction already, to be redeemed now, or failed. */
-export type CodeOutcome =
+type CodeOutcome =
   | { readonly kind: 'held'; readonly item: CodeItem }
   | { readonly kind: 'fresh'; readonly item: CodeItem }
   | { readonly kind: 'failed'; readonly failure: CodeFailure };

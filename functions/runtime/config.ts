@@ -4,7 +4,7 @@ import { tables, type TableId } from '#functions/tables';
  * Configuration is read once, when a module loads, and a missing value fails the cold start
  * loudly rather than the first request quietly.
  */
-export function requireEnv(name: string): string {
+function requireEnv(name: string): string {
   const value = process.env[name];
   if (value === undefined || value === '') {
     throw new Error(`Missing required environment variable ${name}`);

@@ -11,7 +11,7 @@ export function checkEndpointFields(body: { url?: string; event_types?: string[]
     const problem = webhookUrlProblem(body.url);
     if (problem) problems.push({ message: `webhook_endpoint.url ${problem}`, field: 'webhook_endpoint.url' });
   }
-  if (body.event_types !== undefined && body.event_types.includes('*') && body.event_types.length > 1) {
+  if (body.event_types?.includes('*') && body.event_types.length > 1) {
     problems.push({ message: 'webhook_endpoint.event_types must be ["*"] alone or a list of event types without "*"', field: 'webhook_endpoint.event_types' });
   }
   if (problems.length > 0) throw validationFailed(problems);

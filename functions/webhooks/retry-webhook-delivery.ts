@@ -1,5 +1,5 @@
 import { api } from '#http/chain';
-import { type Reply } from '#http/reply';
+import type { Reply } from '#http/reply';
 import { conflict, notFound } from '#http/errors';
 import { findDelivery, restartDelivery } from '#data/webhook-deliveries';
 import { findEndpoint } from '#data/webhook-endpoints';

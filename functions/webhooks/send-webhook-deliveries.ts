@@ -66,7 +66,7 @@ export async function processMessage(message: DeliveryMessage): Promise<void> {
     signingSecrets(key.accountId, key.endpointId, now),
   ]);
   if (!delivery) return;
-  if (!endpoint || endpoint.status !== 'enabled' || !secrets) {
+  if (endpoint?.status !== 'enabled' || !secrets) {
     await recordAttempt(expected, { status: 'failed', sent: false, lastAttemptAt: null, lastResponseStatus: null, nextAttemptAt: null });
     logAttempt(message, endpoint?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted');
     return;

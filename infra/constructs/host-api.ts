@@ -1,4 +1,4 @@
-import { Aws, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Aws, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   AuthorizationType,
@@ -47,7 +47,7 @@ export interface HostApiProps {
  * path only (`/v1.0/codegen/{id}/codes/{code}`), never `$context.path`: a promotion code is
  * worth money, and the path as sent may hold one (the function's log line has the ids).
  */
-export const ACCESS_LOG_FIELDS = {
+const ACCESS_LOG_FIELDS = {
   requestId: '$context.requestId',
   extendedRequestId: '$context.extendedRequestId',
   requestTime: '$context.requestTimeEpoch',
@@ -75,7 +75,7 @@ export const ACCESS_LOG_FIELDS = {
  *   send none when the caller sent none.
  * - Cache-Control: no-store, like the functions' errors.
  */
-export function gatewayResponseHeaders(error: GatewayError): Record<string, string> {
+function gatewayResponseHeaders(error: GatewayError): Record<string, string> {
   return {
     'Content-Type': "'application/json; charset=utf-8'",
     'X-Content-Type-Options': "'nosniff'",

@@ -12,9 +12,9 @@ export interface TokenRateLimitProps {
 }
 
 /** The label the counting rule puts on a request whose token is over its limit. */
-export const OVER_LIMIT_LABEL = 'tillgate:token-over-limit';
+const OVER_LIMIT_LABEL = 'tillgate:token-over-limit';
 /** The header the limit is keyed on: one counter per token (WAF matches header names in any case). */
-export const TOKEN_HEADER = 'x-auth-token';
+const TOKEN_HEADER = 'x-auth-token';
 
 /**
  * The per-token limit: one regional WAF web ACL for both stages, so that one account (or one

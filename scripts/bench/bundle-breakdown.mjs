@@ -1,7 +1,6 @@
 // The bundle of one handler by package (esbuild metafile, the functions' minified options): what
 // its bytes are made of. `node scripts/bench/bundle-breakdown.mjs functions/events/get-event.ts [reference entry]`
 import { build } from 'esbuild';
-import { readFileSync } from 'node:fs';
 for (const entry of process.argv.slice(2)) {
 const opts = { bundle: true, format: 'esm', target: 'node24', platform: 'node', mainFields: ['module','main'], minify: true, metafile: true, write: false, absWorkingDir: new URL('../..', import.meta.url).pathname, entryPoints: [entry], outfile: '/tmp/x/index.mjs', logLevel: 'error' };
 const r = await build(opts);
@@ -14,8 +13,8 @@ const group = (p) => {
   if (!m) return p;
   const pkg = m[1];
   if (pkg.startsWith('@aws-sdk/') || pkg.startsWith('@smithy/') || pkg.startsWith('@aws-crypto/') || pkg === 'tslib' || pkg==='fast-xml-parser' || pkg==='strnum' || pkg==='bowser' || pkg==='@aws/lambda-invoke-store') return 'AWS SDK (client-dynamodb, lib-dynamodb, smithy)';
-  if (pkg.startsWith('@aws-lambda-powertools/')) return 'Powertools ' + pkg.split('/')[1];
-  if (pkg.startsWith('@middy/')) return 'middy ' + pkg.split('/')[1];
+  if (pkg.startsWith('@aws-lambda-powertools/')) return `Powertools ${pkg.split('/')[1]}`;
+  if (pkg.startsWith('@middy/')) return `middy ${pkg.split('/')[1]}`;
   if (pkg === 'ajv' || pkg==='fast-deep-equal' || pkg==='json-schema-traverse' || pkg==='fast-uri' || pkg==='require-from-string') return 'ajv runtime (+deps)';
   if (pkg === 'ajv-formats') return 'ajv-formats';
   return pkg;

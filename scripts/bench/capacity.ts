@@ -6,7 +6,7 @@ import type { WireCall } from './proxy.ts';
  * about one byte per two significant digits plus one, a boolean or null one byte, a list or map
  * three bytes plus its elements plus one byte per element.
  */
-export function attributeValueSize(value: Record<string, any>): number {
+function attributeValueSize(value: Record<string, any>): number {
   if ('S' in value) return Buffer.byteLength(value.S, 'utf8');
   if ('N' in value) return Math.ceil(String(value.N).replace(/^-|\.|^0+|e.*$/gi, '').replace(/0+$/, '').length / 2) + 1;
   if ('B' in value) return Buffer.from(value.B, 'base64').length;

@@ -15,7 +15,7 @@ import { row, type Row } from './report.ts';
  * its baselines (warm and HTTP); two more calls with never-seen tokens, of each route's first
  * scenario, become the plan of the cold-start reference (token lookup included).
  */
-export interface Answer {
+interface Answer {
   readonly status: number;
   readonly headers: Record<string, string>;
   readonly body: string;
@@ -23,7 +23,7 @@ export interface Answer {
 
 export type SendRaw = (request: HttpRequest) => Promise<Answer>;
 
-export function inputOf(request: HttpRequest) {
+function inputOf(request: HttpRequest) {
   const url = new URL(request.path, 'http://bench');
   return httpInput(url.pathname, Object.fromEntries(url.searchParams), request.headers, request.body);
 }
@@ -58,7 +58,7 @@ export function unitsOf(call: WireCall): number {
 export const callsFor = (scenario: Scenario, calls: number, minimum = 4) => Math.max(minimum, Math.round(calls / (scenario.weight ?? 1)));
 
 /** The id counter's block reservation (functions/data/ids.ts): an UpdateItem on the counters table. */
-export const isBlockReservation = (call: WireCall, countersTable: string) => call.target === 'UpdateItem' && call.request.TableName === countersTable;
+const isBlockReservation = (call: WireCall, countersTable: string) => call.target === 'UpdateItem' && call.request.TableName === countersTable;
 
 /**
  * Two recordings for a warm plan: the first two consecutive ones that made the same calls and

@@ -131,7 +131,10 @@ export async function measureHttp(options: {
         (server) =>
           new Promise<void>((done) => {
             const timer = setTimeout(() => server.child.kill(), 5000);
-            server.child.once('exit', () => (clearTimeout(timer), done()));
+            server.child.once('exit', () => {
+              clearTimeout(timer);
+              done();
+            });
             server.child.send({ type: 'stop' });
           }),
       ),

@@ -70,7 +70,7 @@ export function toDocument(value: unknown, field?: string): unknown {
   return out;
 }
 
-export function commandFor(target: string): string {
+function commandFor(target: string): string {
   const command = COMMANDS[target];
   if (!command) throw new Error(`No document client command for DynamoDB ${target}`);
   return command;

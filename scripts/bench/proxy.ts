@@ -97,7 +97,7 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
 }
 
 /** `ConsumedCapacity` is one object, or a list (one per table) for transactions and batches. */
-export function capacityOf(response: Record<string, unknown>): number {
+function capacityOf(response: Record<string, unknown>): number {
   const consumed = response.ConsumedCapacity as { CapacityUnits?: number } | { CapacityUnits?: number }[] | undefined;
   if (!consumed) return 0;
   return (Array.isArray(consumed) ? consumed : [consumed]).reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);

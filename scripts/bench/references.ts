@@ -10,7 +10,7 @@ import type { Plan } from './replay.ts';
  * lookup included). Built by esbuild with the options every function is built with
  * (BUNDLING of infra/constructs/function-with-log-group.ts, translated as NodejsFunction does).
  */
-export function esbuildOptions(): BuildOptions {
+function esbuildOptions(): BuildOptions {
   const bundling: typeof BUNDLING & { keepNames?: boolean; esbuildArgs?: Record<string, string | boolean> } = BUNDLING;
   // NodejsFunction passes esbuildArgs on the command line: `--minify-whitespace` is minifyWhitespace.
   const args = Object.fromEntries(

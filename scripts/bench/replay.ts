@@ -32,7 +32,7 @@ export type Fill =
   | { readonly from: 'now-seconds'; readonly offset: number }
   | { readonly from: 'unique-number'; readonly base: number };
 
-export interface Hole {
+interface Hole {
   readonly at: Path;
   readonly fill: Fill;
 }

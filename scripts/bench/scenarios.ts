@@ -70,7 +70,7 @@ export interface Scenario {
   readonly warmFromRecording?: boolean;
 }
 
-export interface Floor {
+interface Floor {
   /** Capacity units per call, or how to compute them from one call's wire traffic. */
   readonly units: number | ((calls: readonly WireCall[]) => number);
   /** How the figure is made, for the table: `2 items ≤1 KB, transactional = 4 WCU`. */
@@ -102,7 +102,7 @@ const voidRequest = (context: BenchContext, posTransactionId: string): HttpReque
 });
 
 /** The store of every generator the bench makes: listCodeGenerators' `store_id` variant reads them. */
-export const BENCH_STORE = 4242;
+const BENCH_STORE = 4242;
 
 const generatorBody = json({
   code_generator: { generation_type: 'tillgate', code_length: 8, prefix: 'WIN-', store_id: BENCH_STORE, description: 'bench' },

@@ -21,7 +21,7 @@ export interface TemplateJson {
   readonly Outputs?: Record<string, { readonly Description?: string }>;
 }
 
-export function countResources(template: TemplateJson, type: string): number {
+function countResources(template: TemplateJson, type: string): number {
   return Object.values(template.Resources).filter((resource) => resource.Type === type).length;
 }
 

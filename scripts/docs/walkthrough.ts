@@ -127,7 +127,7 @@ export function parsePage(page: string, text: string): Example[] {
  * What varies from run to run, in the order it is replaced. Each rule replaces a match with its
  * placeholder, in the page's output and in the real one alike, before they are compared.
  */
-export const RULES: readonly { readonly name: string; readonly pattern: RegExp; readonly placeholder: string }[] = [
+const RULES: readonly { readonly name: string; readonly pattern: RegExp; readonly placeholder: string }[] = [
   { name: 'Date header', pattern: /(?<=^Date: ).*$/gm, placeholder: '<date>' },
   { name: 'X-Runtime header', pattern: /(?<=^X-Runtime: )[0-9.]+$/gm, placeholder: '<seconds>' },
   { name: 'request id', pattern: /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, placeholder: '<uuid>' },

@@ -44,8 +44,8 @@ export interface SmokeState {
   delivery?: number;
 }
 
-export const SMOKE_SITE_ID = 'smoke-site';
-export const SMOKE_PREFIX = 'SMOKE-';
+const SMOKE_SITE_ID = 'smoke-site';
+const SMOKE_PREFIX = 'SMOKE-';
 /** A store no shop uses (override with --store-id). */
 export const DEFAULT_SMOKE_STORE_ID = 999_999_999;
 

@@ -80,7 +80,7 @@ export function formatOutcome(outcome: Outcome): string {
 /** Whether a line is shown: quiet lines (later pages, not-run checks) only when they failed, or with --verbose. */
 export const shown = (outcome: Outcome, verbose: boolean) => verbose || !outcome.quiet || outcome.result === 'fail';
 
-export function counts(report: SmokeReport) {
+function counts(report: SmokeReport) {
   const counted = report.run.outcomes.filter((outcome) => !outcome.quiet || outcome.result === 'fail');
   return {
     passed: counted.filter((outcome) => outcome.result === 'ok').length,

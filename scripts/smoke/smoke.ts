@@ -29,7 +29,7 @@ export interface SmokeOptions {
   readonly routes?: readonly Route[];
 }
 
-export type Result = 'ok' | 'fail' | 'skip' | 'info';
+type Result = 'ok' | 'fail' | 'skip' | 'info';
 
 /** One line of the report. */
 export interface Outcome {
@@ -80,7 +80,7 @@ export interface RequestOptions {
   /** Not reported: the caller decides (a poll reports its last try). See `report`. */
   readonly tentative?: boolean;
   /** Contract checks of the body beyond its schema: return (or throw) what is wrong. */
-  readonly verify?: (response: Omit<SmokeResponse, 'outcome' | 'passed' | 'lagging'>) => (string | false | undefined)[] | string | false | undefined | void;
+  readonly verify?: (response: Omit<SmokeResponse, 'outcome' | 'passed' | 'lagging'>) => (string | false | undefined)[] | string | false | undefined;
 }
 
 /** Thrown by a check that cannot run because an earlier one left nothing to work on. */
@@ -370,7 +370,7 @@ function unreachable(url: string, error: unknown, timeoutMs: number): string {
 }
 
 /** Calls `attempt` until it says it is done or `ms` have passed: for what the contract lets lag. */
-export async function settle(ms: number, attempt: (last: boolean) => Promise<boolean>): Promise<void> {
+async function settle(ms: number, attempt: (last: boolean) => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
     const last = Date.now() >= deadline;

@@ -525,7 +525,7 @@ const keyNames = fc.oneof(
 
 const withMember = (objectText: string, key: string, valueText: string) =>
   objectText === '{}' ? `{${JSON.stringify(key)}:${valueText}}` : `{${JSON.stringify(key)}:${valueText},${objectText.slice(1)}`;
-const nested = (depth: number, open: string, close: string) => open.repeat(depth) + '0' + close.repeat(depth);
+const nested = (depth: number, open: string, close: string) => `${open.repeat(depth)}0${close.repeat(depth)}`;
 
 /** Pads JSON object text to exactly `bytes` UTF-8 bytes with a string member (or trailing spaces). */
 function padTo(objectText: string, bytes: number, unit: string, key: string): string {

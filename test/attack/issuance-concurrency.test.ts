@@ -85,7 +85,11 @@ async function prefill(accountId: number, generatorId: number, count: number, rn
 
 function expectNoDuplicates(codes: string[]) {
   const seen = new Set<string>();
-  const duplicates = codes.filter((code) => (seen.has(code) ? true : (seen.add(code), false)));
+  const duplicates = codes.filter((code) => {
+    const repeated = seen.has(code);
+    seen.add(code);
+    return repeated;
+  });
   expect(duplicates).toEqual([]);
 }
 

@@ -10,14 +10,14 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 const codePoints = (text: string) => [...text].length;
 
 /** A positive integer written plainly: ASCII digits, no sign, no leading zero, within 2^53 − 1. */
-export function positiveInteger(text: string): number | undefined {
+function positiveInteger(text: string): number | undefined {
   if (!/^[0-9]+$/.test(text) || text.startsWith('0')) return undefined;
   const value = Number(text);
   return Number.isSafeInteger(value) ? value : undefined;
 }
 
 /** `limit`: an integer 1–1000, written plainly. */
-export function pageLimit(text: string): number | undefined {
+function pageLimit(text: string): number | undefined {
   const value = positiveInteger(text);
   return value !== undefined && value <= 1000 ? value : undefined;
 }
@@ -31,7 +31,7 @@ function decodeSegment(segment: string): string {
   }
 }
 
-export type CodegenRoute = 'getCodeGenerator' | 'updateCodeGenerator' | 'issueCodes' | 'listCodes' | 'getCode';
+type CodegenRoute = 'getCodeGenerator' | 'updateCodeGenerator' | 'issueCodes' | 'listCodes' | 'getCode';
 
 export type CodegenTarget =
   | { kind: 'no-route' } // the gateway's 404
@@ -121,7 +121,7 @@ export type BodyVerdict =
   | { kind: 'valid'; value: Record<string, unknown> };
 
 /** `application/json` or `application/…+json`, with no charset or a UTF-8 one; absent reads as JSON. */
-export function jsonMediaType(value: string | undefined): boolean {
+function jsonMediaType(value: string | undefined): boolean {
   if (value === undefined) return true;
   const [type = '', ...parameters] = value.split(';').map((part) => part.trim().toLowerCase());
   if (!(type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type))) return false;
@@ -288,8 +288,11 @@ export function judgeTill(body: RedemptionBody, model: TillModel): RedemptionVer
     const holder = model.holders.get(code.issued);
     if (holder === me) continue;
     if (holder !== undefined) ids.push('code_already_redeemed');
-    else if (!model.codes.get(code.issued)!.active) (ids.push('code_generator_inactive'), adding++);
-    else (fresh.push(code.issued), adding++);
+    else {
+      if (model.codes.get(code.issued)!.active) fresh.push(code.issued);
+      else ids.push('code_generator_inactive');
+      adding++;
+    }
   }
   const voided = model.voided.has(me);
   const tooMany = (model.held.get(me)?.length ?? 0) + adding > 50;

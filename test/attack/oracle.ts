@@ -23,7 +23,7 @@ export type BodyVerdict =
   | { kind: 'valid'; value: Record<string, unknown> };
 
 /** Parses a body as the contract reads it: malformed JSON or wrong top-level shape is a 400. */
-export function parseRoot(text: string, root: string): Record<string, unknown> | undefined {
+function parseRoot(text: string, root: string): Record<string, unknown> | undefined {
   if (text.trim() === '') return undefined;
   let parsed: unknown;
   try {

@@ -64,7 +64,7 @@ const hasKeys = (value: unknown, keys: string[]) =>
   typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).sort().join() === [...keys].sort().join();
 
 /** The host's error body: core `{"errors":[…]}`, pos `{"transaction":{"errors":[…],"display_messages":[…]}}`. */
-export function isErrorShape(host: HostId, body: unknown): boolean {
+function isErrorShape(host: HostId, body: unknown): boolean {
   const isProblem = (p: unknown, allowField: boolean) =>
     (hasKeys(p, ['message']) || (allowField && hasKeys(p, ['message', 'field']))) &&
     typeof (p as { message: unknown }).message === 'string' &&
@@ -113,8 +113,6 @@ export function expectClientError(host: HostId, response: RawResponse, method = 
   expectStandardHeaders(response);
   if (method !== 'HEAD') expect(isErrorShape(host, response.json), response.text).toBe(true);
 }
-
-export const json = (value: unknown) => JSON.stringify(value);
 
 /** Seed for every property of a run: FUZZ_SEED replays one. */
 export function fuzzSeed(): number {

@@ -6,7 +6,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { tableName } from '../../functions/runtime/config.ts';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call } from '../support/http.ts';
 import { useLocalApi } from '../support/local-api.ts';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.ts';

@@ -464,7 +464,7 @@ describe('GET /v1.0/codegen/{id}/codes', () => {
     expect(empty.json).toEqual({ codes: [], next_cursor: null });
     const codes = await issue(generator.id, 250);
     const all: string[] = [];
-    let path = '?limit=1000';
+    const path = '?limit=1000';
     const response = await list(generator.id, path);
     all.push(...response.json.codes.map((c: { code: string }) => c.code));
     expect(all).toEqual([...codes].sort());

@@ -172,13 +172,13 @@ describe('npm run smoke against the local stack', () => {
     for (const route of routes) {
       expect(run.stdout, route.operationId).toMatch(new RegExp(`^ok   \\d{3}  ${route.operationId} +${route.method} `, 'm'));
     }
-    expect(run.stdout).toMatch(/^ok   404  unknownRoute +GET \/v1\.0\/smoke-no-such-route +\d+ ms$/m);
-    expect(run.stdout).toMatch(/^ok   404  unknownRoute +GET \/v2\.0\/smoke-no-such-route +\d+ ms$/m);
-    expect(run.stdout).toMatch(/^ok   405  methodNotAllowed +DELETE \/v1\.0\/\S+ +\d+ ms$/m);
-    expect(run.stdout).toMatch(/^ok   405  methodNotAllowed +DELETE \/v2\.0\/\S+ +\d+ ms$/m);
-    expect(run.stdout).toMatch(/^ok   401  \w+ +\w+ \/v1\.0\/\S+ \(no token\) +\d+ ms$/m);
-    expect(run.stdout).toMatch(/^ok   401  voidTransaction +POST \/v2\.0\/voided_transactions \(no token\) +\d+ ms$/m);
-    expect(run.stdout).toMatch(/^ok   201  createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms$/m);
+    expect(run.stdout).toMatch(/^ok {3}404 {2}unknownRoute +GET \/v1\.0\/smoke-no-such-route +\d+ ms$/m);
+    expect(run.stdout).toMatch(/^ok {3}404 {2}unknownRoute +GET \/v2\.0\/smoke-no-such-route +\d+ ms$/m);
+    expect(run.stdout).toMatch(/^ok {3}405 {2}methodNotAllowed +DELETE \/v1\.0\/\S+ +\d+ ms$/m);
+    expect(run.stdout).toMatch(/^ok {3}405 {2}methodNotAllowed +DELETE \/v2\.0\/\S+ +\d+ ms$/m);
+    expect(run.stdout).toMatch(/^ok {3}401 {2}\w+ +\w+ \/v1\.0\/\S+ \(no token\) +\d+ ms$/m);
+    expect(run.stdout).toMatch(/^ok {3}401 {2}voidTransaction +POST \/v2\.0\/voided_transactions \(no token\) +\d+ ms$/m);
+    expect(run.stdout).toMatch(/^ok {3}201 {2}createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms$/m);
     expect(run.stdout).toMatch(/^ok: \d+ checks passed in \d+\.\d s \(smoke run [0-9a-f]{8}\)$/m);
     expect(run.stdout, 'a promotion code is never printed').not.toMatch(/SMOKE-[2-9A-Z]{12}/i);
     expect(run.stdout + run.stderr, 'the token is never printed').not.toContain(stack.token);
@@ -201,10 +201,10 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
     const run = await smoke(target({ core: stack.urls.pos, pos: stack.urls.core }));
 
     expect(run.code).toBe(1);
-    expect(run.failures[0]).toMatch(/^FAIL 404  unknownRoute +GET \/v1\.0\/smoke-no-such-route +\d+ ms  --core-url answers in the pos host's error shape: are --core-url and --pos-url swapped\?$/);
-    expect(run.stdout).toMatch(/^FAIL 404  unknownRoute +GET \/v2\.0\/smoke-no-such-route +\d+ ms  --pos-url answers in the core host's error shape/m);
-    expect(run.stdout).toMatch(/^FAIL 404  methodNotAllowed +DELETE \/v1\.0\/codegen +\d+ ms  --core-url answers in the pos host's error shape/m);
-    expect(run.stdout).toMatch(/^FAIL 404  createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms  expected 201, got 404: No route for this method and path \(no such route on this host: is --core-url the core host/m);
+    expect(run.failures[0]).toMatch(/^FAIL 404 {2}unknownRoute +GET \/v1\.0\/smoke-no-such-route +\d+ ms {2}--core-url answers in the pos host's error shape: are --core-url and --pos-url swapped\?$/);
+    expect(run.stdout).toMatch(/^FAIL 404 {2}unknownRoute +GET \/v2\.0\/smoke-no-such-route +\d+ ms {2}--pos-url answers in the core host's error shape/m);
+    expect(run.stdout).toMatch(/^FAIL 404 {2}methodNotAllowed +DELETE \/v1\.0\/codegen +\d+ ms {2}--core-url answers in the pos host's error shape/m);
+    expect(run.stdout).toMatch(/^FAIL 404 {2}createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms {2}expected 201, got 404: No route for this method and path \(no such route on this host: is --core-url the core host/m);
     expect(run.stdout).toMatch(/^FAIL: \d+ of \d+ checks failed/m);
   }, 60_000);
 
@@ -238,9 +238,9 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
 
     expect(run.code).toBe(1);
     expect(run.failures[0]).toMatch(
-      /^FAIL 403  createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms  expected 201, got 403: .+ \(the token's scope does not cover the core host: use a token of scope all\)$/,
+      /^FAIL 403 {2}createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms {2}expected 201, got 403: .+ \(the token's scope does not cover the core host: use a token of scope all\)$/,
     );
-    expect(run.stdout).toMatch(/^ok   200  voidTransaction +POST \/v2\.0\/voided_transactions +\d+ ms$/m);
+    expect(run.stdout).toMatch(/^ok {3}200 {2}voidTransaction +POST \/v2\.0\/voided_transactions +\d+ ms$/m);
   }, 60_000);
 
   it('a stage that answers a wrong status', async () => {
@@ -253,7 +253,7 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
     const run = await smoke(target(urls));
 
     expect(run.code).toBe(1);
-    expect(run.failures[0]).toMatch(/^FAIL 200  createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms  expected 201, got 200$/);
+    expect(run.failures[0]).toMatch(/^FAIL 200 {2}createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms {2}expected 201, got 200$/);
     // The generator the answer named is the run's all the same: checked, then left inactive, its events acknowledged.
     expect(run.failures).toHaveLength(1);
     const after = await accountState();
@@ -274,8 +274,8 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
 
     expect(run.code).toBe(1);
     expect(run.failures).toEqual([
-      expect.stringMatching(/^FAIL 404  methodNotAllowed +DELETE \/v1\.0\/codegen +\d+ ms  expected 405, got 404: No route for this method and path \(the stage answers a known path's other methods as an unknown route/),
-      expect.stringMatching(/^FAIL 404  methodNotAllowed +DELETE \/v2\.0\/voided_transactions +\d+ ms  expected 405, got 404: No route for this method and path \(the stage answers/),
+      expect.stringMatching(/^FAIL 404 {2}methodNotAllowed +DELETE \/v1\.0\/codegen +\d+ ms {2}expected 405, got 404: No route for this method and path \(the stage answers a known path's other methods as an unknown route/),
+      expect.stringMatching(/^FAIL 404 {2}methodNotAllowed +DELETE \/v2\.0\/voided_transactions +\d+ ms {2}expected 405, got 404: No route for this method and path \(the stage answers/),
     ]);
   }, 60_000);
 
@@ -288,7 +288,7 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
 
     expect(run.code).toBe(1);
     expect(run.failures.length).toBeGreaterThan(0);
-    for (const line of run.failures) expect(line).toMatch(/ \/v2\.0\/.*  no X-Request-Id header$/);
+    for (const line of run.failures) expect(line).toMatch(/ \/v2\.0\/.* {2}no X-Request-Id header$/);
   }, 60_000);
 
   it('a stage whose answers carry a wrong header', async () => {
@@ -299,7 +299,7 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
     const run = await smoke(target(urls));
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/^FAIL 200  getCodeGenerator +GET \/v1\.0\/codegen\/\d+ +\d+ ms  header Content-Type is "application\/json", expected "application\/json; charset=utf-8"$/m);
+    expect(run.stdout).toMatch(/^FAIL 200 {2}getCodeGenerator +GET \/v1\.0\/codegen\/\d+ +\d+ ms {2}header Content-Type is "application\/json", expected "application\/json; charset=utf-8"$/m);
     expect(run.failures.every((line) => / GET \/v1\.0\//.test(line))).toBe(true);
   }, 60_000);
 });

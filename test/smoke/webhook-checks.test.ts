@@ -68,7 +68,7 @@ async function bodyOf(request: IncomingMessage): Promise<string> {
 }
 
 /** The stand-in core host: webhook endpoints in memory, everything else forwarded. */
-async function coreWithWebhooks(receiverUrl: string) {
+async function coreWithWebhooks(_receiverUrl: string) {
   const endpoints = new Map<number, Record<string, unknown>>();
   const deliveries = new Map<number, Map<number, Record<string, unknown>>>();
   const deleted: number[] = [];

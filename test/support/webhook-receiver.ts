@@ -7,7 +7,7 @@ import { Webhook } from 'standardwebhooks';
  * integrator's would. Each path is one endpoint: the test tells it the endpoint's secret(s) and
  * how to answer (a status, a hang, a Retry-After).
  */
-export interface Received {
+interface Received {
   readonly path: string;
   readonly headers: Record<string, string>;
   readonly body: string;
@@ -17,7 +17,7 @@ export interface Received {
   readonly verifiedWith: string[];
 }
 
-export type Behaviour = { status: number; headers?: Record<string, string> } | 'hang';
+type Behaviour = { status: number; headers?: Record<string, string> } | 'hang';
 
 export interface Receiver {
   readonly url: string;

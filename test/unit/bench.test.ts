@@ -54,7 +54,7 @@ describe('bench table and JSON', () => {
   });
 
   it('rounds to three significant digits', () => {
-    expect([formatNumber(1234.5), formatNumber(56.78), formatNumber(3.14159), formatNumber(0.01234), formatNumber(null), formatNumber(7)]).toEqual([
+    expect([formatNumber(1234.5), formatNumber(56.78), formatNumber(3.14259), formatNumber(0.01234), formatNumber(null), formatNumber(7)]).toEqual([
       '1235',
       '56.8',
       '3.14',

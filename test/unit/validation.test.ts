@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HttpError } from '../../functions/http/errors.ts';
-import { checkBody, checkParameters } from '../../functions/http/validation.ts';
+import { checkBody } from '../../functions/http/validation.ts';
 import { validators } from '../../functions/http/schemas/all.generated.ts';
 import { GENERATED_DIR, generatedValidators } from '../../scripts/validators-source.ts';
 import { readdirSync, readFileSync } from 'node:fs';

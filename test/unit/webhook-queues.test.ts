@@ -136,7 +136,7 @@ describe('sending to SQS (the real SDK, a recording stand-in on 127.0.0.1)', () 
     expect(await forwarder.handler(event, { awsRequestId: 'r' } as Context)).toEqual({ batchItemFailures: [] });
     const byQueue = Object.fromEntries(requests.map((r) => [r.body.QueueUrl.split('/').at(-1), r.body.Entries]));
     expect(byQueue['deliveries.fifo'].map((e: any) => JSON.parse(e.MessageBody).event_id)).toEqual([1001, 6]);
-    expect(byQueue['retries'].map((e: any) => [JSON.parse(e.MessageBody).event_id, e.DelaySeconds])).toEqual([[5, 900]]);
+    expect(byQueue.retries.map((e: any) => [JSON.parse(e.MessageBody).event_id, e.DelaySeconds])).toEqual([[5, 900]]);
 
     refuse = true;
     try {

@@ -38,7 +38,7 @@ export const TILL_ATTEMPTS: Readonly<Record<string, TillAttempt>> = {
   validateCodes: { noun: 'check', activity: 'Checking codes' },
 };
 
-export const attemptOf = (operationId: string): TillAttempt =>
+const attemptOf = (operationId: string): TillAttempt =>
   TILL_ATTEMPTS[operationId] ?? { noun: 'request', activity: 'This service' };
 
 const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);

@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { decodeUtf8Body, requestBodyBytes } from '#http/body-bytes';
 import { badRequest, payloadTooLarge, unsupportedMediaType } from '#http/errors';
 import { MAX_BODY_BYTES } from '#http/limits';
-import { checkBody, isPlainObject, type GeneratedSchema } from '#http/validation';
+import { checkBody, isPlainObject } from '#http/validation';
 import type { ApiMiddleware, ApiRequest, BodyOptions } from '#http/request';
 
 

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { HttpError } from '#http/errors';
-import { checkParameters, type GeneratedSchema } from '#http/validation';
+import { checkParameters } from '#http/validation';
 import type { ApiMiddleware, ParameterOptions } from '#http/request';
 
 

@@ -1,0 +1,36 @@
+import type { KnipConfig } from 'knip';
+import { routes } from './functions/routes.ts';
+import { workers } from './functions/workers.ts';
+
+/**
+ * Dead files, exports, types and dependencies (`npm run lint`). package.json's scripts, cdk.json's app and
+ * vitest's configuration (test files, global setup) are read by knip's plugins; what they cannot see is
+ * listed here.
+ */
+const config: KnipConfig = {
+  entry: [
+    // The Lambda handlers: the modules the route and worker tables name, read from the rows themselves.
+    ...routes.map((route) => route.entry),
+    ...workers.map((worker) => worker.entry),
+    'infra/app.ts',
+    // Started as child processes by path: the cold-start harness, the HTTP bench's servers, the outage test's server.
+    'scripts/bench/cold-harness.mjs',
+    'scripts/bench/servers/{baseline,tillgate}.ts',
+    'test/attack/serve-local.ts',
+    // Run by hand, each named in a page: the README's receiver, docs/benchmarks.md's profilers,
+    // docs/redemption.md's rate probe, the durability probe the outage tests cite.
+    'scripts/webhook-receiver.mjs',
+    'scripts/bench/{bundle-breakdown.mjs,warm-profile.ts}',
+    'scripts/redemption-rate.ts',
+    'scripts/dynamodb-local-durability.ts',
+  ],
+  project: ['functions/**/*.ts', 'infra/**/*.ts', 'local/**/*.ts', 'openapi/**/*.ts', 'scripts/**/*.{ts,mjs}', 'test/**/*.ts'],
+  // Written by `npm run schemas`; checked against their sources by test/unit/validation.test.ts.
+  ignore: ['functions/http/schemas/*.generated.ts'],
+  // The JDK that runs DynamoDB Local: preflight.mjs checks for it, npm does not install it.
+  ignoreBinaries: ['java'],
+  // Run by scripts/lint.mjs (\`npm run lint\`): knip sees the binaries of package.json's scripts, not of the files they start.
+  ignoreDependencies: ['@biomejs/biome'],
+};
+
+export default config;
