@@ -68,7 +68,7 @@ describe('GET /v1.0/events/{id}', () => {
   it.each(['abc', '0', '-1', '1.5', '1e3', '99999999999999999999', '%20'])('400 for id "%s"', async (id) => {
     const response = await get(id);
     expect(response.status).toBe(400);
-    expect(response.json).toEqual({ errors: [{ message: 'id must be a positive integer', field: 'id' }] });
+    expect(response.json).toEqual({ errors: [{ message: 'id must be a positive integer of at most 9007199254740991 (2^53 - 1)', field: 'id' }] });
   });
 
   it('404 for an id that does not exist', async () => {
