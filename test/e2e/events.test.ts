@@ -156,12 +156,24 @@ describe('routes API Gateway does not have', () => {
     ['core', 'GET', '/v1.0/nothing'],
     ['core', 'PUT', '/v1.0/events/1/extra'],
     ['core', 'GET', '/v1.0'],
-    ['core', 'POST', '/v2.0/voided_transactions'],
-    ['pos', 'GET', '/v1.0/events/1'],
   ] as const)('404 on the %s host for %s %s, in the host error shape', async (host, method, path) => {
     const response = await call(ctx.api, host, method, path, { token: ctx.account.token });
     expect(response.status).toBe(404);
     const errors = host === 'core' ? response.json.errors : response.json.transaction.errors;
     expect(errors).toEqual([{ message: 'No route for this method and path' }]);
+  });
+
+  // The local server names the other host when a path is under its version prefix.
+  it.each([
+    ['core', 'POST', '/v2.0/voided_transactions', 'POST /v2.0/voided_transactions is served by the pos host'],
+    ['core', 'GET', '/v2.0/anything', 'paths under /v2.0 are served by the pos host'],
+    ['pos', 'GET', '/v1.0/events/1', 'GET /v1.0/events/{id} is served by the core host'],
+    ['pos', 'POST', '/v1.0/events/1', 'paths under /v1.0 are served by the core host'],
+  ] as const)('404 on the %s host for %s %s names the other host', async (host, method, path, hint) => {
+    const response = await call(ctx.api, host, method, path, { token: ctx.account.token });
+    expect(response.status).toBe(404);
+    const other = host === 'core' ? 'pos' : 'core';
+    const errors = host === 'core' ? response.json.errors : response.json.transaction.errors;
+    expect(errors).toEqual([{ message: `No route for this method and path: ${hint} (${ctx.api.urls[other]} here), not the ${host} host` }]);
   });
 });
