@@ -70,15 +70,19 @@ const UNDESCRIBED: Record<string, string> = {
 };
 
 /**
+ * Every output of either template: one that an option adds shows only in `everything`, one that
+ * an option removes (the stack's own web ACL, replaced by `webAclArn`) only in `plain`.
+ *
  * @param plain the template of `cdk synth` with default context
- * @param everything the template with every optional feature on (custom domains, the logging role)
+ * @param everything the template with every optional feature on (custom domains, the logging role, an own web ACL)
  */
 function outputsSection(plain: TemplateJson, everything: TemplateJson): string {
-  const always = new Set(Object.keys(plain.Outputs ?? {}));
-  const rows = Object.entries(everything.Outputs ?? {}).map(([id, output]) => {
+  const byDefault = plain.Outputs ?? {};
+  const withOptions = everything.Outputs ?? {};
+  const rows = Object.entries({ ...byDefault, ...withOptions }).map(([id, output]) => {
     const name = Object.keys(UNDESCRIBED).find((prefix) => id.startsWith(prefix));
     const what = output.Description ?? (name ? UNDESCRIBED[name] : undefined) ?? '';
-    const when = always.has(id) ? 'always' : 'only when its option is given';
+    const when = id in byDefault ? (id in withOptions ? 'always' : 'by default; not when an option replaces it') : 'only when its option is given';
     // The endpoint outputs carry a hash suffix in their logical id; show it as CDK names it.
     return `| \`${id}\` | ${when} | ${cell(what)} |`;
   });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { counted, fillSections, renderSections, sectionNames, statedCounts, type TemplateJson } from '../../scripts/docs/generated.ts';
 import { synthesizedTemplates } from '../../scripts/docs/templates.ts';
+import { defaults, readConfig } from '../../infra/config.ts';
 import { codeBlocks, parsePage } from '../../scripts/docs/walkthrough.ts';
 
 /**
@@ -31,12 +32,45 @@ describe('generated sections', () => {
     expect([...new Set(shown)].sort()).toEqual(Object.keys(renderSections(plain, everything)).sort());
   });
 
-  it('the outputs list holds every output of the template, the custom-domain ones and the table names included', () => {
+  it('the outputs list holds every output of either template: the custom-domain ones, the table names and the stack\'s web ACL included', () => {
     const outputs = renderSections(plain, everything).outputs!;
+    for (const name of Object.keys({ ...plain.Outputs, ...everything.Outputs })) expect(outputs).toContain(`\`${name}\``);
+    expect(outputs).toContain('`TokenRateLimitWebAclArn`');
     for (const name of ['CoreBaseUrl', 'PosBaseUrl', 'CodesTableName', 'CoreDomainTarget', 'PosDomainTarget', 'DashboardName']) {
       expect(outputs).toContain(`\`${name}\``);
     }
     expect(outputs).toMatch(/`CoreApiEndpoint[0-9A-F]*`/);
+  });
+});
+
+describe('the context options of the deploy page', () => {
+  /** Every context key the stack reads (infra/config.ts), by reading a context that has none set. */
+  const contextKeys = () => {
+    const keys: string[] = [];
+    readConfig({ tryGetContext: (key: string) => void keys.push(key) } as never);
+    return [...new Set(keys)];
+  };
+  /** Rows of the pages' tables whose first cell names context options: names, and the second cell. */
+  const optionRows = (page: string) =>
+    read(page)
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .map((line) => line.split(' | '))
+      .map((cells) => ({ names: [...cells[0]!.matchAll(/`([A-Za-z]+)`/g)].map((match) => match[1]!), shown: cells[1]!.trim() }))
+      .filter((row) => row.names.length > 0 && row.names.every((name) => contextKeys().includes(name)));
+
+  it('docs/deploying.md lists every context option the stack reads', () => {
+    const listed = optionRows('docs/deploying.md').flatMap((row) => row.names);
+    expect(contextKeys().filter((key) => !listed.includes(key)), 'options infra/config.ts reads that the table lacks').toEqual([]);
+  });
+
+  it.each(pages)('%s: a context option shown with a default shows the one infra/config.ts has', (page) => {
+    for (const row of optionRows(page)) {
+      for (const name of row.names) {
+        if (!(name in defaults)) continue;
+        expect(row.shown, `${page}: ${name}`).toBe(`\`${defaults[name as keyof typeof defaults]}\``);
+      }
+    }
   });
 });
 
@@ -98,3 +132,4 @@ describe('links between the pages', () => {
     expect(broken).toEqual([]);
   });
 });
+
