@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -130,6 +131,17 @@ describe('links between the pages', () => {
       if (!headings.includes(anchor)) broken.push(`${target}: no heading #${anchor} in ${resolved}`);
     }
     expect(broken).toEqual([]);
+  });
+});
+
+describe('files the pages write', () => {
+  it.each(pages)('%s: a file a command writes into the checkout (`> file`) is git-ignored, so following the page leaves no untracked file', (page) => {
+    const written = codeBlocks(page, read(page))
+      .filter((block) => block.lang === 'console' || block.lang === 'sh' || block.lang === 'yaml')
+      .flatMap((block) => block.lines.flatMap((line) => [...line.matchAll(/(?<![0-9&=-])>\s*([A-Za-z0-9_.][A-Za-z0-9_./-]*)/g)].map((match) => match[1]!)))
+      .filter((file) => !file.startsWith('/'));
+    const kept = written.filter((file) => spawnSync('git', ['check-ignore', '-q', '--no-index', file]).status !== 0);
+    expect(kept, 'add the file to .gitignore, or write it under reports/ or .local/').toEqual([]);
   });
 });
 
