@@ -13,6 +13,7 @@
  */
 import { hosts, routes } from '../../functions/routes.ts';
 import { tableIds, tables } from '../../functions/commons/tables.ts';
+import { EVENT_TYPES, type EventType } from '../../functions/commons/data/event-types.ts';
 import { codeBlocks } from './walkthrough.ts';
 
 /** The parts of a CloudFormation template read here. */
@@ -89,6 +90,24 @@ function outputsSection(plain: TemplateJson, everything: TemplateJson): string {
   return ['| output | present | what |', '|---|---|---|', ...rows].join('\n');
 }
 
+/**
+ * What writes each event type, and its `resource_id`: typed by EventType, so a new type fails the
+ * type check until it is described here, and then shows on the page.
+ */
+const EVENT_TYPE_ROWS: Record<EventType, { readonly when: string; readonly resource: string }> = {
+  'code_generator.created': { when: '`POST /v1.0/codegen` created a generator', resource: 'the generator id' },
+  'code_generator.updated': { when: '`PATCH /v1.0/codegen/{id}` changed a value', resource: 'the generator id' },
+  'codes.issued': { when: '`POST /v1.0/codegen/{id}/codes` issued codes (one event per call)', resource: 'the generator id' },
+  'transaction.voided': { when: '`POST /v2.0/voided_transactions` voided a transaction', resource: '`site_id/pos_transaction_id`' },
+  'codes.redeemed': { when: '`POST /v2.0/redeemed_codes` redeemed codes', resource: '`site_id/pos_transaction_id`' },
+  'codes.released': { when: 'a void released the codes its transaction held', resource: '`site_id/pos_transaction_id`' },
+};
+
+function eventTypesSection(): string {
+  const rows = EVENT_TYPES.map((type) => `| \`${type}\` | ${EVENT_TYPE_ROWS[type].when} | ${EVENT_TYPE_ROWS[type].resource} |`);
+  return ['| event type | written when | `resource_id` |', '|---|---|---|', ...rows].join('\n');
+}
+
 /** Every generated section, by marker name. */
 export function renderSections(plain: TemplateJson, everything: TemplateJson): Record<string, string> {
   return {
@@ -96,6 +115,7 @@ export function renderSections(plain: TemplateJson, everything: TemplateJson): R
     'route-tables': routeTablesSection(),
     tables: tablesSection(),
     outputs: outputsSection(plain, everything),
+    'event-types': eventTypesSection(),
   };
 }
 

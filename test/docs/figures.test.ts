@@ -5,6 +5,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { counted, fillSections, renderSections, sectionNames, statedCounts, type TemplateJson } from '../../scripts/docs/generated.ts';
 import { synthesizedTemplates } from '../../scripts/docs/templates.ts';
 import { defaults, readConfig } from '../../infra/config.ts';
+import { gatewayErrors, METHOD_NOT_ALLOWED, TOKEN_RATE_LIMITED } from '../../infra/gateway-errors.ts';
+import type { ErrorCode } from '../../functions/commons/errors.ts';
 import { codeBlocks, parsePage } from '../../scripts/docs/walkthrough.ts';
 
 /**
@@ -145,3 +147,61 @@ describe('files the pages write', () => {
   });
 });
 
+describe('docs/api.md: statuses and message ids', () => {
+  const api = () => read('docs/api.md');
+  /** The first cells of the status table ("200 / 201", "409", …) as numbers. */
+  const tableStatuses = () => {
+    const section = api().split('## Status codes')[1]!.split('\n## ')[0]!;
+    return section
+      .split('\n')
+      .filter((line) => /^\| \d{3}/.test(line))
+      .flatMap((line) => line.split(' | ')[0]!.replace('|', '').split('/').map((status) => Number(status.trim())));
+  };
+
+  it('the status table has a row for every status the OpenAPI documents list, and the gateway\'s 405', () => {
+    const documented = new Set<number>([METHOD_NOT_ALLOWED.statusCode]);
+    for (const file of ['openapi/core.json', 'openapi/pos.json']) {
+      const document = JSON.parse(read(file)) as { paths: Record<string, Record<string, { responses?: Record<string, unknown> }>> };
+      for (const operations of Object.values(document.paths)) {
+        for (const operation of Object.values(operations)) for (const status of Object.keys(operation.responses ?? {})) documented.add(Number(status));
+      }
+    }
+    const shown = tableStatuses();
+    expect([...documented].filter((status) => !shown.includes(status)).sort()).toEqual([]);
+  });
+
+  it('the 409 row names every cause the handlers throw (each `conflict(` of functions/)', () => {
+    const row = api().split('\n').find((line) => line.startsWith('| 409 |'))!;
+    // One phrase of the row per cause; a new conflict( in a handler needs its phrase here and there.
+    const causes = ['Idempotency-Key', 'inactive', 'exhausting', 'webhook endpoint limit', 'retried on a `disabled` endpoint', 'redemption or check refused'];
+    for (const cause of causes) expect(row, cause).toContain(cause);
+    const thrown = spawnSync('grep', ['-rhoE', "conflict\\((`|')[^`']{0,30}", 'functions'], { encoding: 'utf8' }).stdout.trim().split('\n');
+    // Six throws, five causes: "inactive" is thrown before and inside the issuing transaction.
+    expect(thrown.length, `conflict( calls in functions/: ${thrown.join(" | ")}`).toBe(6);
+  });
+
+  it('the pos message_id list names every code the pos host can answer with', () => {
+    // Typed by ErrorCode: a new code fails the type check until it is sorted here.
+    const onPos = {
+      bad_request: true,
+      unauthorized: true,
+      forbidden: true,
+      not_found: true,
+      conflict: false, // the pos routes take no Idempotency-Key; their 409s carry per-code message ids
+      precondition_failed: false, // no If-Match on the pos host
+      payload_too_large: true,
+      unsupported_media_type: true,
+      validation_failed: true,
+      service_unavailable: true,
+      internal_error: true,
+    } satisfies Record<ErrorCode, boolean>;
+    const ids = [
+      ...Object.entries(onPos).filter(([, shown]) => shown).map(([code]) => code),
+      ...gatewayErrors.map((error) => error.messageId),
+      METHOD_NOT_ALLOWED.messageId,
+      TOKEN_RATE_LIMITED.messageId,
+    ];
+    const paragraph = api().split('On the pos host every error carries')[1]!.split('\n\n')[0]!;
+    expect(ids.filter((id) => !paragraph.includes(`\`${id}\``))).toEqual([]);
+  });
+});
