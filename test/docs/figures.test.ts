@@ -205,3 +205,17 @@ describe('docs/api.md: statuses and message ids', () => {
     expect(ids.filter((id) => !paragraph.includes(`\`${id}\``))).toEqual([]);
   });
 });
+
+
+describe('loops on the pages', () => {
+  it.each(pages)('%s: no unbounded wait: a shell loop is a bounded `for … in $(seq N)` that says what to do when it runs out', (page) => {
+    const text = read(page);
+    const blocks = codeBlocks(page, text).filter((block) => block.lang === 'console' || block.lang === 'sh');
+    const unbounded = blocks.flatMap((block) => block.lines.filter((line) => /\b(while|until)\b.*;\s*do\b/.test(line)).map((line) => `${page}:${block.start}: ${line.trim()}`));
+    expect(unbounded, 'docs/writing-docs.md: a loop that waits has a bound and a message').toEqual([]);
+    for (const block of blocks) {
+      const loops = block.lines.join('\n').split(/(?=\bfor \w+ in \$\(seq )/).slice(1);
+      for (const loop of loops) expect(loop.split('done')[0], `${page}:${block.start}: the bounded loop says what to do when it runs out`).toMatch(/echo '/);
+    }
+  });
+});
