@@ -39,11 +39,13 @@ export interface SupervisedDynamoDb {
 }
 
 export const DEFAULT_BACKOFF_MS = [500, 1000, 2000, 5000, 10_000] as const;
+export const DEFAULT_STABLE_AFTER_MS = 60_000;
+export const DEFAULT_MAX_FAILED_STARTS = 5;
 
 export async function superviseDynamoDbLocal(options: SupervisorOptions): Promise<SupervisedDynamoDb> {
   const backoff = options.backoffMs ?? DEFAULT_BACKOFF_MS;
-  const stableAfterMs = options.stableAfterMs ?? 60_000;
-  const maxFailedStarts = options.maxFailedStarts ?? 5;
+  const stableAfterMs = options.stableAfterMs ?? DEFAULT_STABLE_AFTER_MS;
+  const maxFailedStarts = options.maxFailedStarts ?? DEFAULT_MAX_FAILED_STARTS;
   const graceMs = options.graceMs ?? 500;
   const { port, dataDirectory, log } = options;
   const where = `port ${port}${dataDirectory ? `, data in ${dataDirectory}` : ', in memory'}`;

@@ -7,6 +7,8 @@ import { synthesizedTemplates } from '../../scripts/docs/templates.ts';
 import { defaults, readConfig } from '../../infra/config.ts';
 import { gatewayErrors, METHOD_NOT_ALLOWED, TOKEN_RATE_LIMITED } from '../../infra/gateway-errors.ts';
 import type { ErrorCode } from '../../functions/commons/errors.ts';
+import { MAX_BODY_BYTES } from '../../functions/commons/limits.ts';
+import { DEFAULT_BACKOFF_MS, DEFAULT_MAX_FAILED_STARTS } from '../../local/dynamodb-supervisor.ts';
 import { codeBlocks, parsePage } from '../../scripts/docs/walkthrough.ts';
 
 /**
@@ -206,6 +208,51 @@ describe('docs/api.md: statuses and message ids', () => {
   });
 });
 
+/** The source files of a folder, recursively (robust to files moving inside it). */
+const sources = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sources(path.join(dir, entry.name)) : entry.name.endsWith('.ts') && !entry.name.endsWith('.generated.ts') ? [path.join(dir, entry.name)] : [],
+  );
+
+describe('numbers the pages state about the system', () => {
+  /** Each default the code reads a setting with: numberFromEnv('X', n) in functions/, port('X', n) in local/. */
+  const codeDefaults = () => {
+    const found = new Map<string, number>();
+    for (const file of [...sources('functions'), ...sources('local')]) {
+      for (const match of read(file).matchAll(/(?:numberFromEnv|port)\('([A-Z_]+)', ([\d_]+)\)/g)) found.set(match[1]!, Number(match[2]!.replace(/_/g, '')));
+    }
+    return found;
+  };
+
+  it('docs/operations.md: every numeric default of the settings tables is the one the code reads the setting with', () => {
+    const defaultsInCode = codeDefaults();
+    const checked: string[] = [];
+    for (const line of read('docs/operations.md').split('\n').filter((row) => row.startsWith('| `'))) {
+      const [names, shown] = line.split(' | ');
+      const variables = [...names!.matchAll(/`([A-Z_]+)`/g)].map((match) => match[1]!);
+      const values = [...shown!.matchAll(/`(\d+)`/g)].map((match) => Number(match[1]));
+      variables.forEach((variable, i) => {
+        if (!defaultsInCode.has(variable) || values[i] === undefined) return;
+        expect(values[i], `docs/operations.md: ${variable}`).toBe(defaultsInCode.get(variable));
+        checked.push(variable);
+      });
+    }
+    expect(checked).toEqual(expect.arrayContaining(['CORE_PORT', 'POS_PORT', 'DYNAMODB_PORT', 'ID_BLOCK_SIZE', 'EVENT_RETENTION_DAYS', 'TOKEN_CACHE_SECONDS', 'DYNAMODB_MAX_ATTEMPTS', 'TIMEOUT_RESERVE_MS']));
+  });
+
+  it.each([
+    ['README.md', `(${DEFAULT_BACKOFF_MS[0]! / 1000} s, growing to at most ${DEFAULT_BACKOFF_MS.at(-1)! / 1000} s`, 'the supervisor\'s back-off (DEFAULT_BACKOFF_MS)'],
+    ['README.md', `After ${['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'][DEFAULT_MAX_FAILED_STARTS]} failed starts`, 'DEFAULT_MAX_FAILED_STARTS'],
+    ['README.md', `CORE_PORT\` (default ${codeDefaults().get('CORE_PORT')})`, 'local/settings.ts'],
+    ['README.md', `\`DYNAMODB_PORT\`\n(default ${codeDefaults().get('DYNAMODB_PORT')})`, 'local/settings.ts'],
+    ['docs/api.md', `of at most ${MAX_BODY_BYTES / 1024} KiB`, 'MAX_BODY_BYTES'],
+    ['docs/api.md', `\`TIMEOUT_RESERVE_MS\` (${codeDefaults().get('TIMEOUT_RESERVE_MS')! / 1000} s)`, 'functions TIMEOUT_RESERVE_MS'],
+    ['docs/api.md', `a call makes at most ${codeDefaults().get('DYNAMODB_MAX_ATTEMPTS')}\nattempts`, 'DYNAMODB_MAX_ATTEMPTS'],
+    ['docs/api.md', `\`EVENT_RETENTION_DAYS\` (default ${codeDefaults().get('EVENT_RETENTION_DAYS')})`, 'EVENT_RETENTION_DAYS'],
+  ])('%s states %j (%s)', (page, phrase) => {
+    expect(read(page)).toContain(phrase);
+  });
+});
 
 describe('loops on the pages', () => {
   it.each(pages)('%s: no unbounded wait: a shell loop is a bounded `for … in $(seq N)` that says what to do when it runs out', (page) => {
