@@ -56,7 +56,7 @@ export interface TillgateConfig {
   readonly tokenRateLimitWindowSeconds: number;
 }
 
-const defaults = {
+export const defaults = {
   stage: 'prod',
   throttleRateLimit: 100,
   throttleBurstLimit: 200,

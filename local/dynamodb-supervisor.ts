@@ -24,6 +24,8 @@ export interface SupervisorOptions {
   readonly maxFailedStarts?: number;
   /** A death is not handled before this grace: a Ctrl-C reaches DynamoDB Local and `npm start` together. */
   readonly graceMs?: number;
+  /** Starts one DynamoDB Local process (a stand-in in the supervisor's own tests). */
+  readonly startDynamoDb?: typeof startDynamoDbLocal;
 }
 
 export interface SupervisedDynamoDb {
@@ -36,18 +38,20 @@ export interface SupervisedDynamoDb {
   stop(): Promise<void>;
 }
 
-const DEFAULT_BACKOFF_MS = [500, 1000, 2000, 5000, 10_000] as const;
+export const DEFAULT_BACKOFF_MS = [500, 1000, 2000, 5000, 10_000] as const;
+export const DEFAULT_STABLE_AFTER_MS = 60_000;
+export const DEFAULT_MAX_FAILED_STARTS = 5;
 
 export async function superviseDynamoDbLocal(options: SupervisorOptions): Promise<SupervisedDynamoDb> {
   const backoff = options.backoffMs ?? DEFAULT_BACKOFF_MS;
-  const stableAfterMs = options.stableAfterMs ?? 60_000;
-  const maxFailedStarts = options.maxFailedStarts ?? 5;
+  const stableAfterMs = options.stableAfterMs ?? DEFAULT_STABLE_AFTER_MS;
+  const maxFailedStarts = options.maxFailedStarts ?? DEFAULT_MAX_FAILED_STARTS;
   const graceMs = options.graceMs ?? 500;
   const { port, dataDirectory, log } = options;
   const where = `port ${port}${dataDirectory ? `, data in ${dataDirectory}` : ', in memory'}`;
 
   const start = async () => {
-    const running = await startDynamoDbLocal({ port, ...(dataDirectory ? { dataDirectory } : {}) });
+    const running = await (options.startDynamoDb ?? startDynamoDbLocal)({ port, ...(dataDirectory ? { dataDirectory } : {}) });
     await options.onStart?.(running.endpoint);
     return running;
   };
@@ -66,7 +70,9 @@ export async function superviseDynamoDbLocal(options: SupervisorOptions): Promis
       await pause(graceMs);
       if (stopping) return;
       const uptime = Date.now() - startedAt;
-      quickDeaths = uptime >= stableAfterMs ? 0 : quickDeaths + 1;
+      // A death after a stable run is the first of a new incident: the back-off starts over at its
+      // first step (0 here would read backoff[-1], undefined: a restart with no pause at all).
+      quickDeaths = uptime >= stableAfterMs ? 1 : quickDeaths + 1;
       log(`DynamoDB Local (pid ${instance.pid}) exited unexpectedly (code ${code}) after ${Math.round(uptime / 1000)} s; restarting it (${where}).`);
       for (let failed = 0; !stopping; ) {
         const delay = backoff[Math.min(quickDeaths - 1 + failed, backoff.length - 1)]!;

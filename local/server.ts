@@ -54,10 +54,12 @@ export async function startLocalApi(options: {
   const handlers = new Map<Route, LambdaHandler>();
   for (const route of routes) handlers.set(route, await options.loadHandler(route));
 
+  // Filled once every server listens: a 404 names the other host's URL (see otherHostHint).
+  const urlOf: Partial<Record<HostId, string>> = {};
   const servers = await Promise.all(
     (Object.keys(hosts) as HostId[]).map(async (host) => {
       const server = createServer((request, response) => {
-        serve(host, request, response, handlers, log).catch((error) => {
+        serve(host, request, response, handlers, log, urlOf).catch((error) => {
           log(JSON.stringify({ level: 'ERROR', message: 'local server failure', error: String(error?.stack ?? error) }));
           if (!response.headersSent) sendGatewayError(response, host, gatewayError('DEFAULT_5XX'), randomUUID(), 502);
           else response.destroy();
@@ -76,6 +78,7 @@ export async function startLocalApi(options: {
   const urls = Object.fromEntries(
     servers.map(([host, server]) => [host, `http://127.0.0.1:${(server.address() as { port: number }).port}`]),
   ) as Record<HostId, string>;
+  Object.assign(urlOf, urls);
 
   return {
     urls,
@@ -99,6 +102,7 @@ async function serve(
   response: ServerResponse,
   handlers: Map<Route, LambdaHandler>,
   log: (line: string) => void,
+  urlOf: Partial<Record<HostId, string>> = {},
 ): Promise<void> {
   const target = splitTarget(request.url ?? '/');
   const gatewayRequestId = randomUUID();
@@ -114,7 +118,8 @@ async function serve(
     let status: number;
     if (body === 'too-large' || !allow) {
       const error = gatewayError(body === 'too-large' ? 'REQUEST_TOO_LARGE' : 'MISSING_AUTHENTICATION_TOKEN');
-      sendGatewayError(response, host, error, gatewayRequestId);
+      const hint = body === 'too-large' ? undefined : otherHostHint(host, request.method ?? 'GET', target.path, urlOf);
+      sendGatewayError(response, host, hint ? { ...error, message: `${error.message}: ${hint}` } : error, gatewayRequestId);
       status = error.statusCode ?? 500;
     } else {
       const message = METHOD_NOT_ALLOWED.message(request.method ?? '', allow);
@@ -158,6 +163,20 @@ async function serve(
   if (result.statusCode !== 304) headers['Content-Length'] = String(payload.length);
   response.writeHead(result.statusCode, headers);
   response.end(request.method === 'HEAD' ? undefined : payload);
+}
+
+/**
+ * Why a path is no route here when it is the other host's: its version prefix, and its route
+ * when one matches (named by its template, never by the path as sent, which may hold a code).
+ * Only the local server says it: in AWS the 404 is a gateway response, one fixed text per API.
+ */
+export function otherHostHint(host: HostId, method: string, path: string, urlOf: Partial<Record<HostId, string>> = {}): string | undefined {
+  const other = (Object.keys(hosts) as HostId[]).find((id) => id !== host && (path === hosts[id].versionPrefix || path.startsWith(`${hosts[id].versionPrefix}/`)));
+  if (!other) return undefined;
+  const where = `the ${other} host${urlOf[other] ? ` (${urlOf[other]} here)` : ''}, not the ${host} host`;
+  const route = matchRoute(other, method, path);
+  if (route) return `${method} ${route.route.path} is served by ${where}`;
+  return `paths under ${hosts[other].versionPrefix} are served by ${where}`;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { tableNamesWithPrefix } from '../local/dynamodb.ts';
 import { localSettings } from '../local/settings.ts';
+import { defaults } from '../infra/config.ts';
 
 const usage = `Usage: npm run tokens -- <command> [options]
 
@@ -56,6 +57,17 @@ if (values.aws) {
 }
 const target = values.aws ? `AWS table ${process.env.API_KEYS_TABLE}` : `local table ${process.env.API_KEYS_TABLE} at ${settings.endpoint}`;
 
+/**
+ * How long a change may go unseen: in AWS the stage's token cache (its tokenCacheSeconds); the
+ * local stack has none unless `npm start` was given TOKEN_CACHE_SECONDS, which this tool reads
+ * from the same shell, as it reads the ports.
+ */
+function cacheNotice(what: string): string | undefined {
+  if (values.aws) return `Running functions may ${what} for up to the stage's tokenCacheSeconds (default ${defaults.tokenCacheSeconds}) more.`;
+  const seconds = Number(process.env.TOKEN_CACHE_SECONDS ?? 0);
+  return seconds > 0 ? `npm start, run with TOKEN_CACHE_SECONDS=${seconds} as in this shell, may ${what} for up to ${seconds} s more.` : undefined;
+}
+
 const { issueToken, isTokenScope, tokenNameProblem, TOKEN_SCOPES } = await import('../functions/http/tokens.ts');
 const { listApiKeys, revokeApiKey, setApiKeyScope } = await import('../functions/data/api-keys.ts');
 
@@ -95,7 +107,8 @@ try {
       const key = await revokeApiKey(keyId, new Date());
       if (!key) fail(`no key ${keyId} in ${target}`);
       console.log(`Revoked ${key!.key_id} (account ${key!.account_id}, "${key!.name}") at ${key!.revoked_at}.`);
-      console.error('Running functions may accept the token for up to TOKEN_CACHE_SECONDS (default 30) more.');
+      const notice = cacheNotice('accept the token');
+      if (notice) console.error(notice);
       break;
     }
     case 'scope': {
@@ -104,7 +117,8 @@ try {
       const key = await setApiKeyScope(keyId, scope);
       if (!key) fail(`no key ${keyId} in ${target}`);
       console.log(`Key ${key!.key_id} (account ${key!.account_id}, "${key!.name}") now has scope ${key!.scope}.`);
-      console.error('Running functions may use the previous scope for up to TOKEN_CACHE_SECONDS (default 30) more.');
+      const notice = cacheNotice('use the previous scope');
+      if (notice) console.error(notice);
       break;
     }
     default:

@@ -3,13 +3,16 @@
 // life"): listens on 127.0.0.1, verifies each delivery with the Standard Webhooks library and
 // the endpoint's secret (WHSEC), prints one line per delivery and answers 204 (400 when the
 // signature does not verify, so tillgate retries). Plain JavaScript, no build: run it with
-//   WHSEC=whsec_… node scripts/webhook-receiver.mjs [--port 4000] [--count N] [--timeout 30]
-// With --count it exits (0) after N verified deliveries, or (1) after --timeout seconds without.
+//   WHSEC=whsec_… node scripts/webhook-receiver.mjs [--port 4000] [--count N] [--timeout SECONDS]
+// With --count it exits (0) after N verified deliveries. It has no time-out of its own, so a
+// reader who takes their time loses nothing: it waits until it has them or is stopped (Ctrl-C,
+// `kill`), saying how many it got. Only --timeout, when given, makes it give up (1) after that many
+// seconds. The port is yours to choose (`--port`): nothing in tillgate's own settings names it.
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 
-const { values } = parseArgs({ options: { port: { type: 'string', default: '4000' }, count: { type: 'string' }, timeout: { type: 'string', default: '30' } } });
+const { values } = parseArgs({ options: { port: { type: 'string', default: '4000' }, count: { type: 'string' }, timeout: { type: 'string' } } });
 if (!process.env.WHSEC?.startsWith('whsec_')) {
   console.error('webhook-receiver: set WHSEC to the secret the endpoint was created with (whsec_…)');
   process.exit(2);
@@ -34,9 +37,16 @@ const server = createServer((request, response) => {
   });
 });
 server.listen(Number(values.port), '127.0.0.1');
-if (wanted !== Infinity) {
+const got = () => `${verified}${wanted === Infinity ? '' : ` of ${wanted}`} deliveries`;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    console.error(`webhook-receiver: stopped (${signal}) with ${got()}`);
+    process.exit(wanted === Infinity || verified >= wanted ? 0 : 1);
+  });
+}
+if (values.timeout !== undefined) {
   setTimeout(() => {
-    console.error(`webhook-receiver: ${verified} of ${wanted} deliveries in ${values.timeout} s`);
+    console.error(`webhook-receiver: ${got()} in ${values.timeout} s (--timeout)`);
     process.exit(1);
   }, Number(values.timeout) * 1000).unref();
 }

@@ -195,7 +195,7 @@ function positiveDecimalUpTo(max: number): string {
  * positive integer is decimal, without sign or leading zero, at most 2^53 − 1.
  */
 const positiveInteger = (description: string) =>
-  Type.String({ pattern: positiveDecimalUpTo(SAFE_MAX), maxLength: String(SAFE_MAX).length, 'x-kind': 'a positive integer', description });
+  Type.String({ pattern: positiveDecimalUpTo(SAFE_MAX), maxLength: String(SAFE_MAX).length, 'x-kind': `a positive integer of at most ${SAFE_MAX} (2^53 - 1)`, description });
 
 export const idPath = Type.Object({ id: positiveInteger('A positive integer; anything else answers 400.') });
 

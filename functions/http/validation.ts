@@ -58,7 +58,7 @@ export function checkParameters<T>(compiled: GeneratedSchema, values: Record<str
   const properties = compiled.schema.properties;
   const converted: Record<string, string | number> = { ...values };
   for (const [key, value] of Object.entries(values)) {
-    if (properties[key]?.['x-kind'] !== 'a positive integer' || problems.some((p) => p.field === key)) continue;
+    if (!String(properties[key]?.['x-kind'] ?? '').startsWith('a positive integer') || problems.some((p) => p.field === key)) continue;
     const number = Number(value);
     if (Number.isSafeInteger(number)) converted[key] = number;
     else problems.push({ message: `${key} must be a positive integer`, field: key });
@@ -121,7 +121,7 @@ function describe(error: ErrorObject, where: Where): string {
     case 'minimum':
     case 'maximum':
       if (schema.maximum === Number.MAX_SAFE_INTEGER) {
-        return error.keyword === 'minimum' ? `must be at least ${schema.minimum}` : 'must be an integer';
+        return error.keyword === 'minimum' ? `must be at least ${schema.minimum}` : `must be an integer of at most ${schema.maximum} (2^53 - 1)`;
       }
       return schema.minimum !== undefined && schema.maximum !== undefined
         ? `must be between ${schema.minimum} and ${schema.maximum}`

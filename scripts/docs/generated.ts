@@ -13,6 +13,7 @@
  */
 import { hosts, routes } from '../../functions/routes.ts';
 import { tableIds, tables } from '../../functions/tables.ts';
+import { EVENT_TYPES, type EventType } from '../../functions/data/event-types.ts';
 import { codeBlocks } from './walkthrough.ts';
 
 /** The parts of a CloudFormation template read here. */
@@ -70,19 +71,41 @@ const UNDESCRIBED: Record<string, string> = {
 };
 
 /**
+ * Every output of either template: one that an option adds shows only in `everything`, one that
+ * an option removes (the stack's own web ACL, replaced by `webAclArn`) only in `plain`.
+ *
  * @param plain the template of `cdk synth` with default context
- * @param everything the template with every optional feature on (custom domains, the logging role)
+ * @param everything the template with every optional feature on (custom domains, the logging role, an own web ACL)
  */
 function outputsSection(plain: TemplateJson, everything: TemplateJson): string {
-  const always = new Set(Object.keys(plain.Outputs ?? {}));
-  const rows = Object.entries(everything.Outputs ?? {}).map(([id, output]) => {
+  const byDefault = plain.Outputs ?? {};
+  const withOptions = everything.Outputs ?? {};
+  const rows = Object.entries({ ...byDefault, ...withOptions }).map(([id, output]) => {
     const name = Object.keys(UNDESCRIBED).find((prefix) => id.startsWith(prefix));
     const what = output.Description ?? (name ? UNDESCRIBED[name] : undefined) ?? '';
-    const when = always.has(id) ? 'always' : 'only when its option is given';
+    const when = id in byDefault ? (id in withOptions ? 'always' : 'by default; not when an option replaces it') : 'only when its option is given';
     // The endpoint outputs carry a hash suffix in their logical id; show it as CDK names it.
     return `| \`${id}\` | ${when} | ${cell(what)} |`;
   });
   return ['| output | present | what |', '|---|---|---|', ...rows].join('\n');
+}
+
+/**
+ * What writes each event type, and its `resource_id`: typed by EventType, so a new type fails the
+ * type check until it is described here, and then shows on the page.
+ */
+const EVENT_TYPE_ROWS: Record<EventType, { readonly when: string; readonly resource: string }> = {
+  'code_generator.created': { when: '`POST /v1.0/codegen` created a generator', resource: 'the generator id' },
+  'code_generator.updated': { when: '`PATCH /v1.0/codegen/{id}` changed a value', resource: 'the generator id' },
+  'codes.issued': { when: '`POST /v1.0/codegen/{id}/codes` issued codes (one event per call)', resource: 'the generator id' },
+  'transaction.voided': { when: '`POST /v2.0/voided_transactions` voided a transaction', resource: '`site_id/pos_transaction_id`' },
+  'codes.redeemed': { when: '`POST /v2.0/redeemed_codes` redeemed codes', resource: '`site_id/pos_transaction_id`' },
+  'codes.released': { when: 'a void released the codes its transaction held', resource: '`site_id/pos_transaction_id`' },
+};
+
+function eventTypesSection(): string {
+  const rows = EVENT_TYPES.map((type) => `| \`${type}\` | ${EVENT_TYPE_ROWS[type].when} | ${EVENT_TYPE_ROWS[type].resource} |`);
+  return ['| event type | written when | `resource_id` |', '|---|---|---|', ...rows].join('\n');
 }
 
 /** Every generated section, by marker name. */
@@ -92,6 +115,7 @@ export function renderSections(plain: TemplateJson, everything: TemplateJson): R
     'route-tables': routeTablesSection(),
     tables: tablesSection(),
     outputs: outputsSection(plain, everything),
+    'event-types': eventTypesSection(),
   };
 }
 

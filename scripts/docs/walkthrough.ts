@@ -354,8 +354,20 @@ function lines(text: string): string[] {
   return text === '' ? [] : text.split('\n');
 }
 
+/**
+ * A reader's pace: after a command that leaves a process running (`… &`: the README's webhook
+ * receiver), the next command comes this much later, longer than any default time-out such a
+ * process might have (the receiver once quit after 30 s). Only pages with a background command
+ * wait, once per such command. TILLGATE_DOCS_PACE_MS sets it (0: no pause).
+ */
+export const PACE_MS = Number(process.env.TILLGATE_DOCS_PACE_MS ?? 35_000);
+
+/** A command that leaves a process running in the background: it ends with a lone `&`. */
+export const leavesRunning = (command: string) => /(?<!&)&\s*$/.test(command);
+
 /** Runs every example of one page, in order, in one session on a fresh stack. */
-export async function runPage(page: string, options: { stack?: Stack } = {}): Promise<PageResult> {
+export async function runPage(page: string, options: { stack?: Stack; paceMs?: number } = {}): Promise<PageResult> {
+  const paceMs = options.paceMs ?? PACE_MS;
   const text = readFileSync(path.join(ROOT, page), 'utf8');
   const examples = parsePage(page, text);
   const stack = options.stack ?? (await startStack());
@@ -363,6 +375,7 @@ export async function runPage(page: string, options: { stack?: Stack } = {}): Pr
   const outcomes: Outcome[] = [];
   try {
     for (const [index, example] of examples.entries()) {
+      if (index > 0 && leavesRunning(examples[index - 1]!.command) && paceMs > 0) await new Promise((done) => setTimeout(done, paceMs));
       const result = await session.run(substitutePorts(example.command, SHOWN_PORTS, stack.ports));
       const actual = lines(substitutePorts(result.output, stack.ports, SHOWN_PORTS));
       const matches = result.status === 0 && normalise(actual.join('\n')).text === normalise(example.expected.join('\n')).text;

@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { bannerCommands, describeFailures, runnablePages, runPage, Session, startStack, type Stack } from '../../scripts/docs/walkthrough.ts';
+import { bannerCommands, describeFailures, leavesRunning, PACE_MS, parsePage, runnablePages, runPage, Session, startStack, type Stack } from '../../scripts/docs/walkthrough.ts';
 
 /**
  * The README's walkthrough, and every docs/ page that shows console examples, run as written
@@ -32,6 +33,13 @@ describe('the documentation runs as written', () => {
     expect(pages[0]).toBe('README.md');
   });
 
+  it('runs at a person\'s pace: the README starts its receiver in the background, so its run pauses longer than 30 s after it', () => {
+    const background = parsePage('README.md', readFileSync('README.md', 'utf8')).filter((example) => leavesRunning(example.command));
+    expect(background.map((example) => example.command)).toEqual([expect.stringContaining('scripts/webhook-receiver.mjs')]);
+    // Unless a developer shortened it on purpose for a quick run (TILLGATE_DOCS_PACE_MS).
+    if (process.env.TILLGATE_DOCS_PACE_MS === undefined) expect(PACE_MS).toBeGreaterThan(30_000);
+  });
+
   // Each page has its own stack on its own ports: they run side by side.
   it.concurrent.each(pages)('%s: every console example prints what the page shows', async (page) => {
     const stack = await startStack();
@@ -45,5 +53,5 @@ describe('the documentation runs as written', () => {
     } finally {
       await stack.stop();
     }
-  }, 120_000);
+  }, 120_000 + PACE_MS);
 });

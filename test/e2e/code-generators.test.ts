@@ -15,7 +15,7 @@ const winter = winterPromotion;
 
 const READ_CACHE = 'max-age=0, private, must-revalidate';
 const WEAK_ETAG = /^W\/"[0-9a-f]{32}"$/;
-const badId = { errors: [{ message: 'id must be a positive integer', field: 'id' }] };
+const badId = { errors: [{ message: 'id must be a positive integer of at most 9007199254740991 (2^53 - 1)', field: 'id' }] };
 const unauthorized = { errors: [{ message: 'X-Auth-Token header is required' }] };
 const unknownToken = { errors: [{ message: 'X-Auth-Token is not a known token; check it, or ask the operator for a token' }] };
 
@@ -213,9 +213,9 @@ describe('GET /v1.0/codegen', () => {
       ['?limit=-1', 'limit must be an integer from 1 to 1000', 'limit'],
       ['?limit=1.5', 'limit must be an integer from 1 to 1000', 'limit'],
       ['?limit=', 'limit must be an integer from 1 to 1000', 'limit'],
-      ['?store_id=0', 'store_id must be a positive integer', 'store_id'],
-      ['?store_id=x', 'store_id must be a positive integer', 'store_id'],
-      ['?store_id=99999999999999999999', 'store_id must be a positive integer', 'store_id'],
+      ['?store_id=0', 'store_id must be a positive integer of at most 9007199254740991 (2^53 - 1)', 'store_id'],
+      ['?store_id=x', 'store_id must be a positive integer of at most 9007199254740991 (2^53 - 1)', 'store_id'],
+      ['?store_id=99999999999999999999', 'store_id must be a positive integer of at most 9007199254740991 (2^53 - 1)', 'store_id'],
       ['?cursor=abc', 'cursor is malformed: pass the next_cursor of the previous page as it is', 'cursor'],
       [`?cursor=${Buffer.from('{"v":2,"a":1,"f":"code_generators","after":1}').toString('base64url')}`, 'cursor is malformed: pass the next_cursor of the previous page as it is', 'cursor'],
       [`?cursor=${'A'.repeat(513)}`, 'cursor must be at most 512 characters', 'cursor'],

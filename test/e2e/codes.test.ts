@@ -14,7 +14,7 @@ const TILLGATE = /^[23456789ABCDEFGHJKLMNPQRSTUVWXYZ]+$/;
 const DIGITS = /^[0-9]+$/;
 const WEAK_ETAG = /^W\/"[0-9a-f]{32}"$/;
 const unauthorized = { errors: [{ message: 'X-Auth-Token header is required' }] };
-const badId = { errors: [{ message: 'id must be a positive integer', field: 'id' }] };
+const badId = { errors: [{ message: 'id must be a positive integer of at most 9007199254740991 (2^53 - 1)', field: 'id' }] };
 
 interface Generator {
   id: number;

@@ -152,7 +152,7 @@ describe('POST /v1.0/codegen', () => {
       [{ code_length: 3 }, 'code_generator.code_length must be between 4 and 32'],
       [{ code_length: 33 }, 'code_generator.code_length must be between 4 and 32'],
       [{ code_length: 8.5 }, 'code_generator.code_length must be an integer'],
-      [{ store_id: 2 ** 53 }, 'code_generator.store_id must be an integer'],
+      [{ store_id: 2 ** 53 }, 'code_generator.store_id must be an integer of at most 9007199254740991 (2^53 - 1)'],
       [{ generation_type: undefined }, 'code_generator.generation_type is required'],
       [{ created_at: '2026-01-01T00:00:00Z' }, 'code_generator.created_at is read-only and cannot be set'],
       [{ prefix: 'ABCDEFGHIJKLMNOPQ' }, 'code_generator.prefix must be up to 16 of A-Z, 0-9 and -'],

@@ -68,7 +68,7 @@ describe('GET /v1.0/events/{id}', () => {
   it.each(['abc', '0', '-1', '1.5', '1e3', '99999999999999999999', '%20'])('400 for id "%s"', async (id) => {
     const response = await get(id);
     expect(response.status).toBe(400);
-    expect(response.json).toEqual({ errors: [{ message: 'id must be a positive integer', field: 'id' }] });
+    expect(response.json).toEqual({ errors: [{ message: 'id must be a positive integer of at most 9007199254740991 (2^53 - 1)', field: 'id' }] });
   });
 
   it('404 for an id that does not exist', async () => {
@@ -156,12 +156,24 @@ describe('routes API Gateway does not have', () => {
     ['core', 'GET', '/v1.0/nothing'],
     ['core', 'PUT', '/v1.0/events/1/extra'],
     ['core', 'GET', '/v1.0'],
-    ['core', 'POST', '/v2.0/voided_transactions'],
-    ['pos', 'GET', '/v1.0/events/1'],
   ] as const)('404 on the %s host for %s %s, in the host error shape', async (host, method, path) => {
     const response = await call(ctx.api, host, method, path, { token: ctx.account.token });
     expect(response.status).toBe(404);
     const errors = host === 'core' ? response.json.errors : response.json.transaction.errors;
     expect(errors).toEqual([{ message: 'No route for this method and path' }]);
+  });
+
+  // The local server names the other host when a path is under its version prefix.
+  it.each([
+    ['core', 'POST', '/v2.0/voided_transactions', 'POST /v2.0/voided_transactions is served by the pos host'],
+    ['core', 'GET', '/v2.0/anything', 'paths under /v2.0 are served by the pos host'],
+    ['pos', 'GET', '/v1.0/events/1', 'GET /v1.0/events/{id} is served by the core host'],
+    ['pos', 'POST', '/v1.0/events/1', 'paths under /v1.0 are served by the core host'],
+  ] as const)('404 on the %s host for %s %s names the other host', async (host, method, path, hint) => {
+    const response = await call(ctx.api, host, method, path, { token: ctx.account.token });
+    expect(response.status).toBe(404);
+    const other = host === 'core' ? 'pos' : 'core';
+    const errors = host === 'core' ? response.json.errors : response.json.transaction.errors;
+    expect(errors).toEqual([{ message: `No route for this method and path: ${hint} (${ctx.api.urls[other]} here), not the ${host} host` }]);
   });
 });

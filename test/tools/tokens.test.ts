@@ -80,3 +80,38 @@ describe('npm run tokens', { timeout: 60_000 }, () => {
     expect((await run('scope', 'key_none', 'pos')).stderr).toContain('no key key_none');
   });
 });
+
+describe('npm run tokens -- revoke: the cache notice', { timeout: 60_000 }, () => {
+  const withCache = async (seconds: string | undefined, ...args: string[]) => {
+    const env = { ...process.env };
+    if (seconds === undefined) delete env.TOKEN_CACHE_SECONDS;
+    else env.TOKEN_CACHE_SECONDS = seconds;
+    try {
+      const { stdout, stderr } = await promisify(execFile)('node_modules/.bin/tsx', ['scripts/tokens.ts', ...args, '--table', tableName('apiKeys')], { env });
+      return { code: 0, stdout, stderr };
+    } catch (error) {
+      const e = error as { code: number; stdout: string; stderr: string };
+      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+    }
+  };
+  const newKey = async () => {
+    const created = await withCache('0', 'create', '--account', String(randomInt(1_000_000, 2 ** 40)), '--scope', 'pos', '--name', 'Till 9');
+    return /Created (key_[0-9a-f]{16})/.exec(created.stderr)![1]!;
+  };
+
+  it.each([
+    ['unset (npm start has no token cache)', undefined],
+    ['0', '0'],
+  ])('locally with TOKEN_CACHE_SECONDS %s: no warning of a cache there is not', async (_, seconds) => {
+    const revoked = await withCache(seconds, 'revoke', await newKey());
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toMatch(/^Revoked key_/);
+    expect(revoked.stderr).not.toMatch(/cache|TOKEN_CACHE_SECONDS|30/i);
+  });
+
+  it('locally with TOKEN_CACHE_SECONDS=12 (npm start given it too): warns of those 12 s', async () => {
+    const revoked = await withCache('12', 'revoke', await newKey());
+    expect(revoked.code).toBe(0);
+    expect(revoked.stderr).toContain('npm start, run with TOKEN_CACHE_SECONDS=12 as in this shell, may accept the token for up to 12 s more.');
+  });
+});

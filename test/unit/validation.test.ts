@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HttpError } from '../../functions/http/errors.ts';
-import { checkBody } from '../../functions/http/validation.ts';
+import { checkBody, checkParameters } from '../../functions/http/validation.ts';
 import { validators } from '../../functions/http/schemas/all.generated.ts';
 import { GENERATED_DIR, generatedValidators } from '../../scripts/validators-source.ts';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -73,4 +73,33 @@ describe('calendar dates (transaction.business_date)', () => {
       { message: `transaction.business_date must be a date that exists: ${text} is not a day of the calendar`, field: 'transaction.business_date' },
     ]),
   );
+});
+
+describe('integers past 2^53 - 1 (ids, store_id): the answer names the bound', () => {
+  const bound = 'of at most 9007199254740991 (2^53 - 1)';
+
+  it.each(['9007199254740992', '12345678901234567'])('path id %s: 400 naming the bound', (id) => {
+    expect(failure(() => checkParameters(validators.idPath, { id }, 'path'))).toEqual({
+      status: 400,
+      problems: [{ message: `id must be a positive integer ${bound}`, field: 'id' }],
+    });
+  });
+
+  it('query store_id 2^53: 400 naming the bound', () => {
+    expect(failure(() => checkParameters(validators.codeGeneratorListQuery, { store_id: '9007199254740992' }, 'query')).problems).toEqual([
+      { message: `store_id must be a positive integer ${bound}`, field: 'store_id' },
+    ]);
+  });
+
+  it('body store_id 2^53: 422 naming the bound', () => {
+    const body = { generation_type: 'tillgate', code_length: 8, store_id: 2 ** 53 };
+    expect(failure(() => checkBody(validators.codeGeneratorCreate, body, 'code_generator'))).toEqual({
+      status: 422,
+      problems: [{ message: `code_generator.store_id must be an integer ${bound}`, field: 'code_generator.store_id' }],
+    });
+  });
+
+  it('the largest safe id is accepted, as a number', () => {
+    expect(checkParameters(validators.idPath, { id: '9007199254740991' }, 'path')).toEqual({ id: 9007199254740991 });
+  });
 });
