@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LocalSqsQueue, startLocalWebhooks } from '../../local/webhooks.ts';
+import { LocalSqsQueue } from '../../local/sqs-queue.ts';
+import { startLocalWebhooks } from '../../local/webhooks.ts';
 import { workers } from '../../functions/workers.ts';
 import {
   deduplicationIdOf,
