@@ -139,10 +139,25 @@ export class LocalSqsQueue implements LocalQueue {
       setTimeout(() => {
         this.timers.delete(timer);
         then();
-        this.pump();
+        this.pumpSoon();
       }, delayMs),
     );
     this.timers.add(timer);
+  }
+
+  private pumpScheduled = false;
+
+  /**
+   * Pumps once the timers due now have all run: the messages that become visible together are
+   * handed over in one batch (standard queue), as a poll of SQS would return them.
+   */
+  private pumpSoon(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
   }
 
   /** A new message, visible after its delay (FIFO: at the end of its group at once). */
