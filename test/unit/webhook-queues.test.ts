@@ -223,20 +223,28 @@ describe("the local stack's stand-in for SQS", () => {
 
   it("standard: hands the worker batches of its trigger's batchSize, and a failed message of a batch comes back alone after the visibility time-out", async () => {
     const batches: string[][] = [];
+    let open!: () => void;
+    const gate = new Promise<void>((done) => (open = done));
     const handler = async (event: SQSEvent) => {
       batches.push(event.Records.map((r) => r.body));
+      if (event.Records.some((r) => r.body === '"gate"')) await gate;
       const failed = event.Records.filter((r) => r.body === '"fail"' && r.attributes.ApproximateReceiveCount === '1');
       return { batchItemFailures: failed.map((r) => ({ itemIdentifier: r.messageId })) };
     };
     const queue = new LocalSqsQueue('webhookRetries', forwarder, handler as never, { concurrency: 1, visibilityMs: 50, log: () => undefined });
     const batchSize = forwarder.trigger.kind === 'queue' ? forwarder.trigger.batchSize : 0;
     expect(batchSize).toBeGreaterThan(1);
-    const bodies = Array.from({ length: batchSize + 2 }, (_, i) => (i === 1 ? '"fail"' : String(i)));
+    // The one worker is busy while the others become visible: then they leave in batches.
+    await queue.send([{ body: '"gate"' }]);
+    while (batches.length === 0) await settle();
+    const bodies = Array.from({ length: batchSize + 1 }, (_, i) => (i === 1 ? '"fail"' : String(i)));
     await queue.send(bodies.map((body) => ({ body })));
+    await settle();
+    open();
     const deadline = Date.now() + 2000;
-    while (batches.flat().length < bodies.length + 1 && Date.now() < deadline) await settle();
-    expect(batches.map((b) => b.length)).toEqual([batchSize, 2, 1]);
-    expect(batches[2]).toEqual(['"fail"']);
+    while (batches.flat().length < bodies.length + 2 && Date.now() < deadline) await settle();
+    expect(batches.map((b) => b.length)).toEqual([1, batchSize, 1, 1]);
+    expect(batches[3]).toEqual(['"fail"']);
     await queue.stop();
   });
 
