@@ -25,7 +25,7 @@ export interface LocalQueue {
   send(messages: readonly QueuedMessage[]): Promise<void>;
 }
 
-export interface LocalQueueOptions {
+interface LocalQueueOptions {
   /** Invocations at once; default the trigger's maxConcurrency. */
   readonly concurrency?: number;
   /**

@@ -20,7 +20,7 @@ import { sourceWorkers, startLocalWebhooks, type LocalWebhookOptions, type Local
  * stop() undoes it in reverse. What differs between callers is an option here, not a copy of
  * the boot.
  */
-export interface LocalStackOptions {
+interface LocalStackOptions {
   readonly dynamodb?:
     | { readonly endpoint: string }
     | {
