@@ -6,7 +6,8 @@ import type { TableAccess } from './routes.ts';
  * The functions no route calls, declared beside the route table and read the same way: the CDK
  * stack builds each function with the grants of `tables` and `queues` and the event source its
  * `trigger` names (with the settings below), the local stack drives each with its stand-in
- * (local/webhooks.ts: DynamoDB Local's stream, an in-process queue), and the tests walk it.
+ * and the same settings (local/stream-reader.ts: DynamoDB Local's stream; local/sqs-queue.ts:
+ * an in-process queue), and the tests walk it.
  */
 type WorkerTrigger =
   | {

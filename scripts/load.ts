@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import autocannon, { type Result } from 'autocannon';
-import { ensureTables, freePort, scanAll, startDynamoDbLocal, tableEnvironment, tableNamesWithPrefix } from '../local/dynamodb.ts';
+import { freePort, scanAll } from '../local/dynamodb.ts';
+import { startLocalStack } from '../local/stack.ts';
 
 /**
  * `npm run load -- [--duration 30] [--connections 16]`: load and soak run of the local stack.
@@ -35,24 +36,25 @@ const baselineSeconds = Math.max(2, Math.min(5, Math.round(duration / 6)));
 
 const port = await freePort();
 console.log(`load: DynamoDB Local (in memory) on 127.0.0.1:${port} …`);
-const database = await startDynamoDbLocal({ port });
-const names = tableNamesWithPrefix('load-');
-await ensureTables(database.endpoint, names);
-Object.assign(process.env, tableEnvironment(names), {
-  DYNAMODB_ENDPOINT: database.endpoint,
-  POWERTOOLS_METRICS_DISABLED: 'true',
-  POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'ERROR',
-  // Production settings: the deployed functions cache a valid token for 30 s (tokenCacheSeconds).
-  TOKEN_CACHE_SECONDS: process.env.TOKEN_CACHE_SECONDS ?? '30',
+const stack = await startLocalStack({
+  dynamodb: { port },
+  tablePrefix: 'load-',
+  environment: {
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'ERROR',
+    // Production settings: the deployed functions cache a valid token for 30 s (tokenCacheSeconds).
+    TOKEN_CACHE_SECONDS: process.env.TOKEN_CACHE_SECONDS ?? '30',
+  },
+  api: { log: () => undefined },
 });
+const api = stack.api!;
+const names = stack.tableNames;
 
 // Imported only now: data-access modules read their table names when they load.
 const { issueToken } = await import('../functions/http/tokens.ts');
 const { documents } = await import('../functions/runtime/clients.ts');
 const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
-const { sourceHandlers, startLocalApi } = await import('../local/server.ts');
 
-const api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourceHandlers, log: () => undefined });
 const accounts = await Promise.all(
   Array.from({ length: accountCount }, async (_, i) => {
     const accountId = 900_000 + i;
@@ -475,7 +477,6 @@ try {
   console.error(error);
   exitCode = 1;
 } finally {
-  await api.close();
-  await database.stop();
+  await stack.stop();
 }
 process.exit(exitCode);

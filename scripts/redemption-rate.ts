@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ensureTables, freePort, startDynamoDbLocal, tableEnvironment, tableNamesWithPrefix } from '../local/dynamodb.ts';
+import { startLocalStack } from '../local/stack.ts';
 
 /**
  * How many redemptions a second one code generator takes, with concurrent tills, on the local
@@ -19,19 +19,17 @@ const tills = Number(values.tills);
 const seconds = Number(values.seconds);
 const generatorCount = Number(values.generators);
 
-const port = await freePort();
-const database = await startDynamoDbLocal({ port });
-const names = tableNamesWithPrefix('rate-');
-await ensureTables(database.endpoint, names);
-Object.assign(process.env, tableEnvironment(names), {
-  DYNAMODB_ENDPOINT: database.endpoint,
-  POWERTOOLS_METRICS_DISABLED: 'true',
-  POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'ERROR',
-  TOKEN_CACHE_SECONDS: '30',
+const stack = await startLocalStack({
+  tablePrefix: 'rate-',
+  environment: {
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'ERROR',
+    TOKEN_CACHE_SECONDS: '30',
+  },
+  api: { log: () => undefined },
 });
+const api = stack.api!;
 const { issueToken } = await import('../functions/http/tokens.ts');
-const { sourceHandlers, startLocalApi } = await import('../local/server.ts');
-const api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourceHandlers, log: () => undefined });
 
 try {
   const { token } = await issueToken(700_001, 'redemption rate', 'all');
@@ -82,6 +80,5 @@ try {
     `redemption-rate: ${redeemed} redemptions in ${seconds} s = ${(redeemed / seconds).toFixed(1)}/s over ${generatorCount} generator(s); statuses ${JSON.stringify(Object.fromEntries(statuses))}; latency p50 ${at(0.5)} ms, p99 ${at(0.99)} ms`,
   );
 } finally {
-  await api.close();
-  await database.stop();
+  await stack.stop();
 }

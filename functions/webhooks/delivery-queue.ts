@@ -14,9 +14,9 @@ import { queues, type QueueId } from '#functions/queues';
  *   are (DelaySeconds, at most 900 s); a longer wait is a chain of hops. When a message comes due
  *   the forwarder moves it to the deliveries queue. No timer lives in any function.
  *
- * In AWS both are SQS (their URLs in the environment variables of queues.ts). The local stack
- * registers in-process stand-ins with the semantics the handlers rely on (at least once, delays,
- * FIFO groups; local/webhooks.ts) under a global symbol, which bundles share with the sources.
+ * Both are SQS, reached with the SDK at the URLs in the environment variables of queues.ts. The
+ * local stack runs an SQS endpoint of its own on 127.0.0.1 (local/sqs-endpoint.ts) and names it in
+ * SQS_ENDPOINT, as DYNAMODB_ENDPOINT names DynamoDB Local: nothing here knows which it talks to.
  */
 export interface DeliveryMessage {
   readonly account_id: number;
@@ -68,12 +68,6 @@ export interface QueuedMessage {
   readonly deduplicationId?: string;
 }
 
-export interface LocalQueue {
-  send(messages: readonly QueuedMessage[]): Promise<void>;
-}
-
-export const LOCAL_QUEUES = Symbol.for('tillgate.localQueues');
-
 /**
  * The message group: a hash of the origin (a group id is at most 128 characters and an origin
  * may be longer; the hash also keeps the host out of SQS's metadata) and the lane.
@@ -90,20 +84,31 @@ export function delaySecondsUntil(dueAt: number, now = Date.now()): number {
   return Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((dueAt - now) / 1000)));
 }
 
-const urls = new Map<QueueId, string | undefined>();
-let sqs: SQSClient | undefined;
+let sqs: { readonly endpoint: string | undefined; readonly client: SQSClient } | undefined;
+
+/** One client per execution environment; SQS_ENDPOINT (the local stack's) points it elsewhere than AWS. */
+function sqsClient(): SQSClient {
+  const endpoint = process.env.SQS_ENDPOINT || undefined;
+  if (!sqs || sqs.endpoint !== endpoint) {
+    const local = endpoint
+      ? {
+          endpoint,
+          region: process.env.AWS_REGION ?? 'local',
+          // The local endpoint takes any credentials; real AWS never takes this branch.
+          ...(process.env.AWS_ACCESS_KEY_ID ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+        }
+      : {};
+    sqs = { endpoint, client: new SQSClient(local) };
+  }
+  return sqs.client;
+}
 
 async function send(queueId: QueueId, queued: readonly QueuedMessage[]): Promise<void> {
   if (queued.length === 0) return;
   const { envVar } = queues[queueId];
-  if (!urls.has(queueId)) urls.set(queueId, process.env[envVar]);
-  const url = urls.get(queueId);
-  if (!url) {
-    const local = (globalThis as { [LOCAL_QUEUES]?: Partial<Record<QueueId, LocalQueue>> })[LOCAL_QUEUES]?.[queueId];
-    if (!local) throw new Error(`No queue ${queueId}: ${envVar} is not set and no local queue is registered`);
-    return local.send(queued);
-  }
-  sqs ??= new SQSClient({});
+  const url = process.env[envVar];
+  if (!url) throw new Error(`No queue ${queueId}: ${envVar} is not set`);
+  const client = sqsClient();
   for (let start = 0; start < queued.length; start += 10) {
     const batch = queued.slice(start, start + 10);
     const entries: SendMessageBatchRequestEntry[] = batch.map((message, index) => ({
@@ -113,7 +118,7 @@ async function send(queueId: QueueId, queued: readonly QueuedMessage[]): Promise
       MessageGroupId: message.groupId,
       MessageDeduplicationId: message.deduplicationId,
     }));
-    const result = await sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));
+    const result = await client.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));
     if (result.Failed && result.Failed.length > 0) {
       throw new Error(`SQS refused ${result.Failed.length} messages on ${queueId}: ${result.Failed.map((f) => f.Code).join(', ')}`);
     }

@@ -50,7 +50,11 @@ export class Workers extends Construct {
     for (const queueId of queueIds) {
       const consumer = workers.find((w) => w.trigger.kind === 'queue' && w.trigger.queue === queueId);
       const maxReceiveCount = consumer?.trigger.kind === 'queue' ? consumer.trigger.maxReceiveCount : 5;
-      const { fifo } = queues[queueId];
+      const { fifo, visibilityTimeoutSeconds } = queues[queueId];
+      // AWS's advice for a Lambda consumer: a visibility timeout of at least six times its timeout.
+      if (consumer && visibilityTimeoutSeconds < 6 * consumer.timeoutSeconds) {
+        throw new Error(`Queue ${queueId}: visibilityTimeoutSeconds ${visibilityTimeoutSeconds} is under six times ${consumer.name}'s timeout`);
+      }
       // A FIFO queue in high-throughput mode: the limits are per message group (an origin's
       // lane), and so is deduplication. Its dead-letter queue must be FIFO too.
       const fifoProps = fifo
@@ -67,8 +71,7 @@ export class Workers extends Construct {
       this.queues[queueId] = new Queue(this, `${pascal(queueId)}Queue`, {
         encryption: QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
-        // AWS's advice for a Lambda consumer: at least six times its timeout.
-        visibilityTimeout: Duration.seconds(6 * (consumer?.timeoutSeconds ?? 30)),
+        visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds),
         // A delayed message waits at most 900 s (a longer wait is a chain of hops), but a FIFO
         // group of an origin that hangs drains at one attempt per 15 s until the endpoint is
         // disabled (5 days of failures): SQS's longest retention, so no attempt expires unsent.

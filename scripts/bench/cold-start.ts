@@ -37,8 +37,8 @@ export function functionEnvironment(cdkOut: string, operationId: string, names: 
       for (const [name, value] of Object.entries(variables)) {
         const table = (Object.keys(tables) as TableId[]).find((id) => tables[id].envVar === name);
         if (table) environment[name] = names[table];
-        // A queue's URL is left out, as the local stack leaves it: the handlers then use the
-        // in-process queue (local/webhooks.ts). No cold-start request sends to a queue.
+        // A queue's URL is left out (the template's is a token of the deployed queue): no
+        // cold-start request sends to a queue.
         else if (Object.values<QueueSpec>(queues).some((queue) => queue.envVar === name)) continue;
         else if (typeof value === 'string') environment[name] = value;
         else throw new Error(`bench: ${operationId}'s environment variable ${name} is not a string in the template (${JSON.stringify(value)}): teach cold-start.ts to resolve it`);

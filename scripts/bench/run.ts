@@ -2,7 +2,6 @@ import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { hosts, routes } from '../../functions/routes.ts';
 import { findBundles } from '../../infra/bundles.ts';
-import { ensureTables, freePort, startDynamoDbLocal, tableEnvironment, tableNamesWithPrefix } from '../../local/dynamodb.ts';
 import { functionEnvironment, measureColdStarts } from './cold-start.ts';
 import { measureRequests, type SendRaw } from './dynamodb-requests.ts';
 import { measureHttp } from './http.ts';
@@ -15,6 +14,7 @@ import { callsFor } from './dynamodb-requests.ts';
 import { measureWarm } from './warm-overhead.ts';
 import { measureWebhooks } from './webhooks.ts';
 import { bundledWorkers } from '../../local/webhooks.ts';
+import { startLocalStack } from '../../local/stack.ts';
 
 /**
  * `npm run bench`: builds what it measures (cdk synth for the functions' bundles, esbuild for the
@@ -58,29 +58,28 @@ if (process.env.BENCH_SKIP_SYNTH !== '1') {
 const cdkOut = resolve(ROOT, 'cdk.out');
 const bundles = findBundles(cdkOut);
 
-const port = await freePort();
-const database = await startDynamoDbLocal({ port });
-const names = tableNamesWithPrefix('bench-');
-await ensureTables(database.endpoint, names);
-const proxy = await startCountingProxy(database.endpoint);
-log(`bench: DynamoDB Local (in memory) on ${database.endpoint}, counting proxy on ${proxy.endpoint} (${elapsed()})`);
-
 // The in-process server counts and records; its client goes through the proxy. The token cache is
 // on, long enough that no lookup falls inside a measured call.
-Object.assign(process.env, tableEnvironment(names), {
-  DYNAMODB_ENDPOINT: proxy.endpoint,
-  AWS_REGION: 'local',
-  TOKEN_CACHE_SECONDS: '3600',
-  POWERTOOLS_METRICS_DISABLED: 'true',
-  POWERTOOLS_LOG_LEVEL: 'SILENT',
-  // The local stack's webhook setting: receivers on 127.0.0.1 (section 5).
-  TILLGATE_LOCAL_WEBHOOKS: 'true',
+let proxy!: Awaited<ReturnType<typeof startCountingProxy>>;
+const stack = await startLocalStack({
+  tablePrefix: 'bench-',
+  functionsEndpoint: async (endpoint) => (proxy = await startCountingProxy(endpoint)).endpoint,
+  environment: {
+    AWS_REGION: 'local',
+    TOKEN_CACHE_SECONDS: '3600',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    // The local stack's webhook setting: receivers on 127.0.0.1 (section 5).
+    TILLGATE_LOCAL_WEBHOOKS: 'true',
+  },
+  api: { log: () => undefined },
 });
+const names = stack.tableNames;
+const api = stack.api!;
+log(`bench: DynamoDB Local (in memory) on ${stack.dynamodbEndpoint}, counting proxy on ${proxy.endpoint} (${elapsed()})`);
 const { issueToken, accountForToken } = await import('../../functions/http/tokens.ts');
 // The same module instance the in-process handlers draw their ids from.
 const ids = await import('../../functions/data/ids.ts');
-const { sourceHandlers, startLocalApi } = await import('../../local/server.ts');
-const api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourceHandlers, log: () => undefined });
 
 let exitCode = 0;
 try {
@@ -178,7 +177,7 @@ try {
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1024',
-    DYNAMODB_ENDPOINT: database.endpoint,
+    DYNAMODB_ENDPOINT: stack.dynamodbEndpoint,
   };
   const environments = Object.fromEntries(routes.map((route) => [route.operationId, { ...lambdaBase, AWS_LAMBDA_FUNCTION_NAME: route.operationId, ...functionEnvironment(cdkOut, route.operationId, names) }]));
   const { NODE_OPTIONS: _, ...serverEnvironment } = Object.assign({}, ...Object.values(environments)) as Record<string, string>;
@@ -269,8 +268,7 @@ try {
     exitCode = 1;
   }
 } finally {
-  await api.close();
+  await stack.stop();
   await proxy.close();
-  await database.stop();
 }
 process.exit(exitCode);

@@ -1,4 +1,4 @@
-import { synthesize } from '../../test/infra/synth.ts';
+import { synthesize } from '../../infra/synth.ts';
 import type { TemplateJson } from './generated.ts';
 
 /** Every optional feature of the stack on, so that outputs shown only with an option are listed too. */

@@ -11,7 +11,8 @@ import { call } from '../support/http.ts';
 import { useLocalApi } from '../support/local-api.ts';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.ts';
 import { documents } from '../../functions/runtime/clients.ts';
-import { LOCAL_QUEUES, type DeliveryMessage, type QueuedMessage } from '../../functions/webhooks/delivery-queue.ts';
+import type { DeliveryMessage, QueuedMessage } from '../../functions/webhooks/delivery-queue.ts';
+import { startSqsEndpoint, type LocalSqsEndpoint } from '../../local/sqs-endpoint.ts';
 import { captureLogs } from './support.ts';
 
 /**
@@ -30,6 +31,7 @@ const secrets: string[] = [];
  */
 const ctx = useLocalApi();
 let receiver: Receiver;
+let sqs: LocalSqsEndpoint;
 const queued: QueuedMessage[] = [];
 const { handler: fanOut } = await import('../../functions/webhooks/fan-out-webhook-events.ts');
 const { processMessage } = await import('../../functions/webhooks/send-webhook-deliveries.ts');
@@ -38,11 +40,13 @@ beforeAll(async () => {
   captureLogs(captured);
   receiver = await startReceiver();
   const keep = { send: async (messages: QueuedMessage[]) => void queued.push(...messages) };
-  (globalThis as Record<symbol, unknown>)[LOCAL_QUEUES] = { webhookDeliveries: keep, webhookRetries: keep };
+  sqs = await startSqsEndpoint({ webhookDeliveries: keep, webhookRetries: keep });
+  for (const [name, value] of Object.entries(sqs.environment)) vi.stubEnv(name, value);
 });
 afterAll(async () => {
   await receiver.close();
-  delete (globalThis as Record<symbol, unknown>)[LOCAL_QUEUES];
+  await sqs.close();
+  vi.unstubAllEnvs();
 });
 
 const seed = Number(process.env.FAULT_SEED ?? randomInt(1, 2 ** 31));

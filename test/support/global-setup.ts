@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { ensureTables, freePort, startDynamoDbLocal, tableEnvironment, tableNamesWithPrefix } from '../../local/dynamodb.ts';
+import { startLocalStack } from '../../local/stack.ts';
 
 /**
  * One in-memory DynamoDB Local for the whole run, on a free port, with the tables of
@@ -7,16 +7,11 @@ import { ensureTables, freePort, startDynamoDbLocal, tableEnvironment, tableName
  * The environment set here is inherited by the test workers, which start after this.
  */
 export default async function setup(project: TestProject) {
-  const port = await freePort();
-  const dynamodb = await startDynamoDbLocal({ port });
-  const names = tableNamesWithPrefix('test-');
-  await ensureTables(dynamodb.endpoint, names);
-  const environment = { ...tableEnvironment(names), DYNAMODB_ENDPOINT: dynamodb.endpoint, DYNAMODB_LOCAL_PORT: String(port) };
-  Object.assign(process.env, environment);
-  project.provide('dynamodbEndpoint', dynamodb.endpoint);
-  return async () => {
-    await dynamodb.stop();
-  };
+  // No servers here: each test file starts its own (test/support/local-api.ts) on this database.
+  const stack = await startLocalStack({ tablePrefix: 'test-', api: false });
+  process.env.DYNAMODB_LOCAL_PORT = String(stack.dynamodbPort);
+  project.provide('dynamodbEndpoint', stack.dynamodbEndpoint);
+  return () => stack.stop();
 }
 
 declare module 'vitest' {

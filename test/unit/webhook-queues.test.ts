@@ -6,7 +6,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LocalSqsQueue, startLocalWebhooks } from '../../local/webhooks.ts';
+import { LocalSqsQueue } from '../../local/sqs-queue.ts';
+import { startLocalWebhooks } from '../../local/webhooks.ts';
+import { startSqsEndpoint } from '../../local/sqs-endpoint.ts';
+import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { workers } from '../../functions/workers.ts';
 import {
   deduplicationIdOf,
@@ -216,6 +219,89 @@ describe("the local stack's stand-in for SQS", () => {
     expect(at[0]! - sent).toBeGreaterThanOrEqual(990);
     await expect(queue.send([{ body: '{}', groupId: 'A' }])).rejects.toThrow(/standard/);
     await queue.stop();
+  });
+
+  it("standard: hands the worker batches of its trigger's batchSize, and a failed message of a batch comes back alone after the visibility time-out", async () => {
+    const batches: string[][] = [];
+    let open!: () => void;
+    const gate = new Promise<void>((done) => (open = done));
+    const handler = async (event: SQSEvent) => {
+      batches.push(event.Records.map((r) => r.body));
+      if (event.Records.some((r) => r.body === '"gate"')) await gate;
+      const failed = event.Records.filter((r) => r.body === '"fail"' && r.attributes.ApproximateReceiveCount === '1');
+      return { batchItemFailures: failed.map((r) => ({ itemIdentifier: r.messageId })) };
+    };
+    const queue = new LocalSqsQueue('webhookRetries', forwarder, handler as never, { concurrency: 1, visibilityMs: 50, log: () => undefined });
+    const batchSize = forwarder.trigger.kind === 'queue' ? forwarder.trigger.batchSize : 0;
+    expect(batchSize).toBeGreaterThan(1);
+    // The one worker is busy while the others become visible: then they leave in batches.
+    await queue.send([{ body: '"gate"' }]);
+    while (batches.length === 0) await settle();
+    const bodies = Array.from({ length: batchSize + 1 }, (_, i) => (i === 1 ? '"fail"' : String(i)));
+    await queue.send(bodies.map((body) => ({ body })));
+    await settle();
+    open();
+    const deadline = Date.now() + 2000;
+    while (batches.flat().length < bodies.length + 2 && Date.now() < deadline) await settle();
+    expect(batches.map((b) => b.length)).toEqual([1, batchSize, 1, 1]);
+    expect(batches[3]).toEqual(['"fail"']);
+    await queue.stop();
+  });
+
+  it("a failed message comes back after the queue's declared visibility timeout unless a test sets its own", async () => {
+    const { queues } = await import('../../functions/queues.ts');
+    expect(queues.webhookDeliveries.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * sender.timeoutSeconds);
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      let receives = 0;
+      const handler = async (event: SQSEvent) => {
+        receives++;
+        return { batchItemFailures: [{ itemIdentifier: event.Records[0]!.messageId }] };
+      };
+      const queue = new LocalSqsQueue('webhookDeliveries', sender, handler as never, { log: () => undefined });
+      await queue.send([fifo('A', 1)]);
+      await vi.advanceTimersByTimeAsync(queues.webhookDeliveries.visibilityTimeoutSeconds * 1000 - 1000);
+      expect(receives).toBe(1);
+      await vi.advanceTimersByTimeAsync(1000);
+      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+      expect(receives).toBe(2);
+      await queue.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('the local SQS endpoint takes what the SDK sends (SendMessageBatch, SendMessage) and hands it to the queue of its URL; a refused entry is reported Failed', async () => {
+    const got: Record<string, QueuedMessage[]> = { webhookDeliveries: [], webhookRetries: [] };
+    const keep = (id: string) => ({
+      send: async (messages: readonly QueuedMessage[]) => {
+        if (messages.some((m) => m.body === 'refuse')) throw new Error('refused');
+        got[id]!.push(...messages);
+      },
+    });
+    const sqs = await startSqsEndpoint({ webhookDeliveries: keep('webhookDeliveries'), webhookRetries: keep('webhookRetries') });
+    const client = new SQSClient({ endpoint: sqs.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    try {
+      expect(sqs.environment.SQS_ENDPOINT).toBe(sqs.endpoint);
+      expect(sqs.environment.WEBHOOK_DELIVERIES_QUEUE_URL).toMatch(/\/webhookDeliveries\.fifo$/);
+      const batch = await client.send(
+        new SendMessageBatchCommand({
+          QueueUrl: sqs.queueUrls.webhookDeliveries,
+          Entries: [
+            { Id: 'a', MessageBody: 'one', MessageGroupId: 'g', MessageDeduplicationId: 'd1' },
+            { Id: 'b', MessageBody: 'refuse', MessageGroupId: 'g', MessageDeduplicationId: 'd2' },
+          ],
+        }),
+      );
+      expect(batch.Successful?.map((e) => e.Id)).toEqual(['a']);
+      expect(batch.Failed?.map((e) => [e.Id, e.SenderFault])).toEqual([['b', true]]);
+      await client.send(new SendMessageCommand({ QueueUrl: sqs.queueUrls.webhookRetries, MessageBody: 'two', DelaySeconds: 5 }));
+      expect(got).toEqual({ webhookDeliveries: [{ body: 'one', groupId: 'g', deduplicationId: 'd1' }], webhookRetries: [{ body: 'two', delaySeconds: 5 }] });
+      await expect(client.send(new SendMessageCommand({ QueueUrl: `${sqs.endpoint}/000000000000/other`, MessageBody: 'x' }))).rejects.toThrow(/No local queue/);
+    } finally {
+      client.destroy();
+      await sqs.close();
+    }
   });
 
   it('keeps what is waiting across a restart of npm start: delays keep their due time, FIFO groups their order', async () => {

@@ -1,0 +1,125 @@
+import { ensureTables, startDynamoDbLocal, freePort, tableEnvironment, tableNamesWithPrefix, type TableNames } from './dynamodb.ts';
+import { superviseDynamoDbLocal } from './dynamodb-supervisor.ts';
+import { sourceHandlers, startLocalApi, type HandlerLoader, type LocalApi } from './server.ts';
+import { sourceWorkers, startLocalWebhooks, type LocalWebhookOptions, type LocalWebhooks } from './webhooks.ts';
+
+/**
+ * The one boot of the local stack, for `npm start` (start.ts), the tests (test/support/global-setup.ts),
+ * the bench, the load run and the probes (scripts/): in this order,
+ * 1. DynamoDB: the one at `dynamodb.endpoint` (DYNAMODB_ENDPOINT), or DynamoDB Local started on
+ *    `dynamodb.port` (default a free one), in memory or with its data in `dynamodb.dataDirectory`,
+ *    and kept running (restarted when it dies) with `dynamodb.supervise`;
+ * 2. the tables of functions/tables.ts, named with `tablePrefix` (created when missing, again
+ *    after every restart of a supervised DynamoDB Local);
+ * 3. the environment the functions read (their tables, DYNAMODB_ENDPOINT, the caller's
+ *    `environment`), set before any handler module loads, since data modules read their table
+ *    names when they load;
+ * 4. both hosts' servers (server.ts), unless `api` is false;
+ * 5. the webhook stand-ins (webhooks.ts: the stream reader, the queues and their SQS endpoint),
+ *    when `webhooks` is given.
+ * stop() undoes it in reverse. What differs between callers is an option here, not a copy of
+ * the boot.
+ */
+interface LocalStackOptions {
+  readonly dynamodb?:
+    | { readonly endpoint: string }
+    | {
+        readonly port?: number;
+        /** Data kept here across runs; in memory without it. */
+        readonly dataDirectory?: string;
+        /** Restart DynamoDB Local when it dies (npm start), logging through `log`; `onGiveUp` when it cannot. */
+        readonly supervise?: { readonly log: (line: string) => void; readonly onGiveUp: (error: Error) => void };
+      };
+  readonly tablePrefix: string;
+  /** Called with the tables it had to create (at the first start, after a restart that lost them). */
+  readonly onTablesCreated?: (names: string[]) => void;
+  /**
+   * Where the functions reach DynamoDB, given DynamoDB's endpoint (default: the same). The bench
+   * puts its counting proxy in between.
+   */
+  readonly functionsEndpoint?: (endpoint: string) => Promise<string>;
+  /** More environment for the functions (production or local settings). */
+  readonly environment?: Readonly<Record<string, string>>;
+  /** Both hosts' servers: ports (default free ones), handlers (default the sources), log. */
+  readonly api?: false | { readonly ports?: { core: number; pos: number }; readonly loadHandler?: HandlerLoader; readonly log?: (line: string) => void };
+  /** The webhook stand-ins, with these settings (workers default to the sources); none without it. */
+  readonly webhooks?: Omit<LocalWebhookOptions, 'endpoint' | 'tableNames' | 'loadWorker'> & Partial<Pick<LocalWebhookOptions, 'loadWorker'>>;
+}
+
+export interface LocalStack {
+  /** DynamoDB's own endpoint. */
+  readonly dynamodbEndpoint: string;
+  /** The one the functions use (DYNAMODB_ENDPOINT): DynamoDB's, or functionsEndpoint's. */
+  readonly functionsEndpoint: string;
+  /** DynamoDB Local's port, when this stack started it. */
+  readonly dynamodbPort: number | undefined;
+  readonly tableNames: TableNames;
+  /** The environment set for the functions. */
+  readonly environment: Readonly<Record<string, string>>;
+  readonly api: LocalApi | undefined;
+  readonly webhooks: LocalWebhooks | undefined;
+  /** Servers, webhooks, then DynamoDB Local (if this stack started it). */
+  stop(): Promise<void>;
+}
+
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const names = tableNamesWithPrefix(options.tablePrefix);
+  const tablesReady = async (endpoint: string) => {
+    const created = await ensureTables(endpoint, names);
+    if (created.length > 0) options.onTablesCreated?.(created.map((id) => names[id]));
+  };
+
+  const database = options.dynamodb ?? {};
+  let dynamodbEndpoint: string;
+  let dynamodbPort: number | undefined;
+  let stopDynamoDb = async () => undefined as void;
+  if ('endpoint' in database) {
+    dynamodbEndpoint = database.endpoint;
+    await tablesReady(dynamodbEndpoint);
+  } else {
+    dynamodbPort = database.port ?? (await freePort());
+    const where = { port: dynamodbPort, ...(database.dataDirectory ? { dataDirectory: database.dataDirectory } : {}) };
+    if (database.supervise) {
+      const supervised = await superviseDynamoDbLocal({ ...where, ...database.supervise, onStart: tablesReady });
+      dynamodbEndpoint = supervised.endpoint;
+      stopDynamoDb = () => supervised.stop();
+    } else {
+      const running = await startDynamoDbLocal(where);
+      dynamodbEndpoint = running.endpoint;
+      stopDynamoDb = () => running.stop();
+      await tablesReady(dynamodbEndpoint).catch(async (error) => {
+        await running.stop();
+        throw error;
+      });
+    }
+  }
+
+  let api: LocalApi | undefined;
+  let webhooks: LocalWebhooks | undefined;
+  const stop = async () => {
+    await api?.close();
+    await webhooks?.close();
+    await stopDynamoDb();
+  };
+  try {
+    const functionsEndpoint = options.functionsEndpoint ? await options.functionsEndpoint(dynamodbEndpoint) : dynamodbEndpoint;
+    const environment = { ...tableEnvironment(names), DYNAMODB_ENDPOINT: functionsEndpoint, ...options.environment };
+    Object.assign(process.env, environment);
+
+    if (options.api !== false) {
+      const settings = options.api ?? {};
+      api = await startLocalApi({
+        ports: settings.ports ?? { core: 0, pos: 0 },
+        loadHandler: settings.loadHandler ?? sourceHandlers,
+        ...(settings.log ? { log: settings.log } : {}),
+      });
+    }
+    if (options.webhooks) {
+      webhooks = await startLocalWebhooks({ loadWorker: sourceWorkers, ...options.webhooks, endpoint: functionsEndpoint, tableNames: names });
+    }
+    return { dynamodbEndpoint, functionsEndpoint, dynamodbPort, tableNames: names, environment, api, webhooks, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
