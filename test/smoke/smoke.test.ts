@@ -193,7 +193,7 @@ describe('npm run smoke against the local stack', () => {
       .split('\n')
       .filter((line) => /Webhook/.test(line))
       .map((line) => {
-        const [, result, status, name, note] = /^(\w+) +(\d{3}) +(\w+) +\S+ \S+(?: \((.+)\))? +\d+ ms$/.exec(line) ?? [, line];
+        const [, result, status, name, note] = /^(\w+) +(\d{3}) +(\w+) +\S+ \S+(?: \((.+)\))? +\d+ ms$/.exec(line) ?? [undefined, line];
         return `${result} ${status} ${name}${note ? ` (${note})` : ''}`;
       });
     expect(webhookLines).toEqual([

@@ -45,7 +45,7 @@ interface RealCursor {
   start: number;
   text: string;
 }
-export const cursors: RealCursor[] = [];
+const cursors: RealCursor[] = [];
 
 export const core: HostId = 'core';
 
@@ -69,7 +69,7 @@ export async function createGenerator(account: Account, body: Record<string, unk
   return generator;
 }
 
-export async function issue(account: Account, generator: Generator, count: number) {
+async function issue(account: Account, generator: Generator, count: number) {
   const response = await call(api, core, 'POST', `/v1.0/codegen/${generator.id}/codes`, { token: account.token, body: { count } });
   expect(response.status, response.text).toBe(201);
   const set = issued.get(generator.id) ?? new Set<string>();
