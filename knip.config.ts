@@ -16,7 +16,7 @@ const config: KnipConfig = {
     // Started as child processes by path: the cold-start harness, the HTTP bench's servers, the outage test's server.
     'scripts/bench/cold-harness.mjs',
     'scripts/bench/servers/{baseline,tillgate}.ts',
-    'test/attack/serve-local.ts',
+    'test/attack/database/serve-local.ts',
     // Run by hand, each named in a page: the README's receiver, docs/benchmarks.md's profilers,
     // docs/redemption.md's rate probe, the durability probe the outage tests cite.
     'scripts/webhook-receiver.mjs',
@@ -25,7 +25,7 @@ const config: KnipConfig = {
     'scripts/dynamodb-local-durability.ts',
   ],
   project: ['functions/**/*.ts', 'infra/**/*.ts', 'local/**/*.ts', 'openapi/**/*.ts', 'scripts/**/*.{ts,mjs}', 'test/**/*.ts'],
-  // Written by `npm run schemas`; checked against their sources by test/unit/validation.test.ts.
+  // Written by `npm run schemas`; checked against their sources by test/unit/http/validation.test.ts.
   ignore: ['functions/http/schemas/*.generated.ts'],
   // The JDK that runs DynamoDB Local: preflight.mjs checks for it, npm does not install it.
   ignoreBinaries: ['java'],

@@ -12,7 +12,7 @@ import { freePort, localClient, startDynamoDbLocal } from '../local/dynamodb.ts'
  * starts it on a data directory, has 12 writers commit two-item transactions, stops it mid-stream,
  * starts it again on the same data, and counts acknowledged transactions that are missing and
  * transactions that were half applied. No tillgate code is involved: this measures the emulator,
- * and explains why test/attack/outage.test.ts checks zero loss through a network cut, not a stop.
+ * and explains why test/attack/database/outage.test.ts checks zero loss through a network cut, not a stop.
  */
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '25' }, signal: { type: 'string', default: 'SIGTERM' } } });
 const signal = values.signal as NodeJS.Signals;

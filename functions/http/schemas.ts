@@ -8,7 +8,7 @@ import Type, { type Static, type TSchema } from 'typebox';
  *
  * Two annotations shape the error messages (see validation.ts): `x-message` is the message when
  * a `pattern` or `not` keyword fails; `x-kind` names what a query or path value must be.
- * Every string a client sends has a `maxLength` (test/unit/openapi.test.ts walks the documents),
+ * Every string a client sends has a `maxLength` (test/unit/http/openapi.test.ts walks the documents),
  * also where a pattern already bounds it, so that tools reading the documents see the bound.
  */
 export { MAX_BODY_BYTES } from './limits.ts';

@@ -74,7 +74,12 @@ const request = (host: HostId, method: string, path: string, body?: unknown) =>
 async function accountState() {
   const feed = await request('core', 'GET', '/v1.0/events?limit=1000');
   const generators = await request('core', 'GET', '/v1.0/codegen?limit=1000');
-  return { events: feed.json.events, generators: generators.json.code_generators as { id: number; status: string; store_id: number }[] };
+  const endpoints = await request('core', 'GET', '/v1.0/webhook_endpoints?limit=100');
+  return {
+    events: feed.json.events,
+    generators: generators.json.code_generators as { id: number; status: string; store_id: number }[],
+    endpoints: endpoints.json.webhook_endpoints,
+  };
 }
 
 interface Run {
@@ -183,11 +188,31 @@ describe('npm run smoke against the local stack', () => {
     expect(run.stdout, 'a promotion code is never printed').not.toMatch(/SMOKE-[2-9A-Z]{12}/i);
     expect(run.stdout + run.stderr, 'the token is never printed').not.toContain(stack.token);
     if (hasWebhooks) expect(receiver.received.length).toBeGreaterThan(0);
+    // The webhook checks walk one endpoint's whole life, in this order, and see it gone at the end.
+    const webhookLines = run.stdout
+      .split('\n')
+      .filter((line) => /Webhook/.test(line))
+      .map((line) => {
+        const [, result, status, name, note] = /^(\w+) +(\d{3}) +(\w+) +\S+ \S+(?: \((.+)\))? +\d+ ms$/.exec(line) ?? [undefined, line];
+        return `${result} ${status} ${name}${note ? ` (${note})` : ''}`;
+      });
+    expect(webhookLines).toEqual([
+      'ok 201 createWebhookEndpoint',
+      'ok 200 listWebhookEndpoints',
+      'ok 200 getWebhookEndpoint',
+      'ok 200 updateWebhookEndpoint (If-Match)',
+      'ok 200 rotateWebhookSecret',
+      'ok 200 listWebhookDeliveries',
+      'ok 202 retryWebhookDelivery',
+      'ok 200 deleteWebhookEndpoint',
+      'ok 404 getWebhookEndpoint (deleted)',
+    ]);
 
-    // Its events acknowledged, the account's other events still there; its generator inactive
-    // and labelled, the others untouched.
+    // Its events acknowledged, the account's other events still there; its webhook endpoint
+    // deleted; its generator inactive and labelled, the others untouched.
     const after = await accountState();
     expect(after.events).toEqual(before.events);
+    expect(after.endpoints).toEqual(before.endpoints);
     const ours = after.generators.filter((generator) => !before.generators.some((other) => other.id === generator.id));
     expect(after.generators.slice(0, before.generators.length)).toEqual(before.generators);
     expect(ours).toEqual([
@@ -258,6 +283,7 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
     expect(run.failures).toHaveLength(1);
     const after = await accountState();
     expect(after.events).toEqual(before.events);
+    expect(after.endpoints).toEqual(before.endpoints);
     expect(after.generators.slice(before.generators.length).map((generator) => generator.status)).toEqual(['inactive']);
   }, 60_000);
 

@@ -1,0 +1,346 @@
+import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Context, SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalSqsQueue } from '../../../local/sqs-queue.ts';
+import { startLocalWebhooks } from '../../../local/webhooks.ts';
+import { startSqsEndpoint } from '../../../local/sqs-endpoint.ts';
+import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { workers } from '../../../functions/workers.ts';
+import {
+  deduplicationIdOf,
+  LANES_PER_ORIGIN,
+  laneFor,
+  messageGroupOf,
+  type DeliveryMessage,
+  type QueuedMessage,
+} from '../../../functions/webhooks/delivery-queue.ts';
+
+/**
+ * The two webhook queues: what the functions send (through the real SDK to a stand-in SQS
+ * endpoint on 127.0.0.1 that records each request), the forwarder that moves retries when due,
+ * and the local stack's stand-in for SQS, whose FIFO semantics the isolation of origins rests on.
+ */
+const message = (over: Partial<DeliveryMessage> = {}): DeliveryMessage => ({
+  account_id: 7,
+  endpoint_id: 3,
+  event_id: 1001,
+  generation: 1,
+  attempts: 0,
+  due_at: Date.now(),
+  origin: 'https://hooks.example.com',
+  lane: 1,
+  ...over,
+});
+
+describe('message groups', () => {
+  it('spreads a healthy origin over its lanes by event and keeps a failing one in lane 0', () => {
+    expect(new Set(Array.from({ length: 40 }, (_, i) => laneFor(1000 + i, false)))).toEqual(new Set(Array.from({ length: LANES_PER_ORIGIN }, (_, i) => i)));
+    expect(new Set(Array.from({ length: 40 }, (_, i) => laneFor(1000 + i, true)))).toEqual(new Set([0]));
+  });
+
+  it('names a group by a hash of the origin and the lane, within SQS limits (128 characters of the allowed set) whatever the origin', () => {
+    const long = `https://${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.example.com:8443`;
+    for (const origin of ['https://hooks.example.com', long, 'http://127.0.0.1:4000', 'https://xn--bcher-kva.example']) {
+      const group = messageGroupOf({ origin, lane: 3 });
+      expect(group.length).toBeLessThanOrEqual(128);
+      expect(group).toMatch(/^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]+$/);
+      expect(group).not.toContain('example');
+      expect(group.endsWith('-3')).toBe(true);
+    }
+    expect(messageGroupOf({ origin: 'https://a.example', lane: 0 })).not.toBe(messageGroupOf({ origin: 'https://b.example', lane: 0 }));
+    expect(messageGroupOf({ origin: 'https://a.example', lane: 0 })).not.toBe(messageGroupOf({ origin: 'https://a.example', lane: 1 }));
+    // One attempt of one delivery in one lane: a moved copy (another lane) or the next attempt is not a duplicate.
+    const id = deduplicationIdOf(message());
+    expect(id.length).toBeLessThanOrEqual(128);
+    expect(deduplicationIdOf(message({ lane: 0 }))).not.toBe(id);
+    expect(deduplicationIdOf(message({ attempts: 1 }))).not.toBe(id);
+    expect(deduplicationIdOf(message())).toBe(id);
+  });
+});
+
+describe('sending to SQS (the real SDK, a recording stand-in on 127.0.0.1)', () => {
+  let server: Server;
+  const requests: { target: string; body: any }[] = [];
+  let refuse = false;
+  let queue: typeof import('../../../functions/webhooks/delivery-queue.ts');
+  let forwarder: typeof import('../../../functions/webhooks/forward-due-webhook-deliveries.ts');
+
+  beforeAll(async () => {
+    server = createServer(async (request, response) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      requests.push({ target: String(request.headers['x-amz-target']), body });
+      const entries = body.Entries as { Id: string; MessageBody: string }[];
+      response.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.0' });
+      response.end(
+        JSON.stringify(
+          refuse
+            ? { Successful: [], Failed: entries.map((e) => ({ Id: e.Id, Code: 'InternalError', SenderFault: false })) }
+            : { Successful: entries.map((e) => ({ Id: e.Id, MessageId: `m-${e.Id}`, MD5OfMessageBody: createHash('md5').update(e.MessageBody).digest('hex') })), Failed: [] },
+        ),
+      );
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    vi.stubEnv('AWS_ENDPOINT_URL_SQS', base);
+    vi.stubEnv('AWS_REGION', 'eu-west-1');
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'test');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'test');
+    vi.stubEnv('WEBHOOK_DELIVERIES_QUEUE_URL', `${base}/000000000000/deliveries.fifo`);
+    vi.stubEnv('WEBHOOK_RETRIES_QUEUE_URL', `${base}/000000000000/retries`);
+    vi.resetModules();
+    queue = await import('../../../functions/webhooks/delivery-queue.ts');
+    forwarder = await import('../../../functions/webhooks/forward-due-webhook-deliveries.ts');
+  });
+  afterAll(async () => {
+    vi.unstubAllEnvs();
+    vi.resetModules();
+    await new Promise<void>((done) => server.close(() => done()));
+  });
+
+  it('sends due attempts to the FIFO queue with their group and deduplication id, in batches of 10, never with a delay', async () => {
+    requests.length = 0;
+    const due = Array.from({ length: 12 }, (_, i) => message({ event_id: 2000 + i, lane: laneFor(2000 + i, false) }));
+    await queue.enqueueDue(due);
+    expect(requests.map((r) => [r.target, r.body.QueueUrl.endsWith('/deliveries.fifo'), r.body.Entries.length])).toEqual([
+      ['AmazonSQS.SendMessageBatch', true, 10],
+      ['AmazonSQS.SendMessageBatch', true, 2],
+    ]);
+    const entries = requests.flatMap((r) => r.body.Entries);
+    expect(entries.map((e: any) => e.MessageGroupId)).toEqual(due.map(messageGroupOf));
+    expect(entries.map((e: any) => e.MessageDeduplicationId)).toEqual(due.map(deduplicationIdOf));
+    expect(entries.every((e: any) => e.DelaySeconds === undefined)).toBe(true);
+    expect(entries.map((e: any) => JSON.parse(e.MessageBody))).toEqual(due);
+  });
+
+  it('delays waiting attempts on the standard retries queue by the rest of the wait, at most 900 s per hop', async () => {
+    requests.length = 0;
+    const now = Date.now();
+    await queue.enqueueWaiting([message({ due_at: now + 5000 }), message({ due_at: now + 7_200_000 })], now);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.body.QueueUrl.endsWith('/retries')).toBe(true);
+    expect(requests[0]!.body.Entries.map((e: any) => [e.DelaySeconds, e.MessageGroupId])).toEqual([
+      [5, undefined],
+      [900, undefined],
+    ]);
+  });
+
+  it('the forwarder moves due retries to the FIFO queue and re-delays the others; what SQS refuses is reported for another try', async () => {
+    requests.length = 0;
+    const now = Date.now();
+    const record = (id: string, m: DeliveryMessage) => ({ messageId: id, body: JSON.stringify(m) }) as SQSEvent['Records'][number];
+    const event = { Records: [record('a', message({ due_at: now - 10 })), record('b', message({ due_at: now + 3_600_000, event_id: 5 })), record('c', message({ due_at: now + 500, event_id: 6 }))] };
+    expect(await forwarder.handler(event, { awsRequestId: 'r' } as Context)).toEqual({ batchItemFailures: [] });
+    const byQueue = Object.fromEntries(requests.map((r) => [r.body.QueueUrl.split('/').at(-1), r.body.Entries]));
+    expect(byQueue['deliveries.fifo'].map((e: any) => JSON.parse(e.MessageBody).event_id)).toEqual([1001, 6]);
+    expect(byQueue.retries.map((e: any) => [JSON.parse(e.MessageBody).event_id, e.DelaySeconds])).toEqual([[5, 900]]);
+
+    refuse = true;
+    try {
+      expect(await forwarder.handler(event)).toEqual({ batchItemFailures: [{ itemIdentifier: 'a' }, { itemIdentifier: 'c' }, { itemIdentifier: 'b' }] });
+    } finally {
+      refuse = false;
+    }
+  });
+});
+
+describe("the local stack's stand-in for SQS", () => {
+  const sender = workers.find((w) => w.name === 'sendWebhookDeliveries')!;
+  const forwarder = workers.find((w) => w.name === 'forwardDueWebhookDeliveries')!;
+  const fifo = (groupId: string, n: number, deduplicationId = `${groupId}-${n}`): QueuedMessage => ({ body: JSON.stringify({ groupId, n }), groupId, deduplicationId });
+  const settle = () => new Promise((r) => setTimeout(r, 30));
+
+  it('FIFO: one message of a group at a time, in order, groups side by side up to the concurrency; copies within 5 minutes dropped', async () => {
+    const open = new Map<string, () => void>();
+    const seen: string[] = [];
+    let peak = 0;
+    const handler = async (event: SQSEvent) => {
+      const { groupId, n } = JSON.parse(event.Records[0]!.body);
+      seen.push(`${groupId}${n}`);
+      await new Promise<void>((done) => open.set(`${groupId}${n}`, done));
+      open.delete(`${groupId}${n}`);
+      return { batchItemFailures: [] };
+    };
+    const queue = new LocalSqsQueue('webhookDeliveries', sender, handler as never, { concurrency: 2, visibilityMs: 50, log: () => undefined });
+    await queue.send([fifo('A', 1), fifo('A', 2), fifo('A', 1), fifo('B', 1), fifo('C', 1)]);
+    await settle();
+    peak = open.size;
+    expect(seen).toEqual(['A1', 'B1']); // A's second waits for its first; C waits for a free sender
+    open.get('A1')!();
+    await settle();
+    expect(seen).toEqual(['A1', 'B1', 'A2']);
+    open.get('B1')!();
+    await settle();
+    expect(seen).toEqual(['A1', 'B1', 'A2', 'C1']);
+    open.get('A2')!();
+    open.get('C1')!();
+    await settle();
+    expect(seen).toHaveLength(4); // the copy of A1 was dropped
+    expect(peak).toBe(2);
+    expect(queue.received).toBe(4);
+    await expect(queue.send([{ body: '{}', groupId: 'A', deduplicationId: 'x', delaySeconds: 5 }])).rejects.toThrow(/FIFO/);
+    await queue.stop();
+  });
+
+  it('FIFO: a failed message keeps its group waiting until it is handed over again, then goes to the dead-letter log after maxReceiveCount', async () => {
+    const seen: string[] = [];
+    const logged: string[] = [];
+    const handler = async (event: SQSEvent) => {
+      const record = event.Records[0]!;
+      const { groupId, n } = JSON.parse(record.body);
+      seen.push(`${groupId}${n}`);
+      return { batchItemFailures: groupId === 'A' && n === 1 ? [{ itemIdentifier: record.messageId }] : [] };
+    };
+    const queue = new LocalSqsQueue('webhookDeliveries', sender, handler as never, { concurrency: 4, visibilityMs: 20, log: (line) => void logged.push(line) });
+    await queue.send([fifo('A', 1), fifo('A', 2), fifo('B', 1)]);
+    const deadline = Date.now() + 3000;
+    while (!seen.includes('A2') && Date.now() < deadline) await settle();
+    const receives = sender.trigger.kind === 'queue' ? sender.trigger.maxReceiveCount : 0;
+    expect(seen.filter((s) => s === 'A1')).toHaveLength(receives);
+    expect(seen.indexOf('A2')).toBeGreaterThan(seen.lastIndexOf('A1'));
+    expect(seen.indexOf('B1')).toBeLessThan(seen.lastIndexOf('A1'));
+    expect(logged.some((line) => line.includes('dead-letter'))).toBe(true);
+    await queue.stop();
+  });
+
+  it('standard: a message is handed over after its delay, with no group', async () => {
+    const at: number[] = [];
+    const queue = new LocalSqsQueue('webhookRetries', forwarder, (async () => void at.push(Date.now())) as never, { concurrency: 2, visibilityMs: 20, log: () => undefined });
+    const sent = Date.now();
+    await queue.send([{ body: '{}', delaySeconds: 1 }]);
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(at).toHaveLength(1);
+    expect(at[0]! - sent).toBeGreaterThanOrEqual(990);
+    await expect(queue.send([{ body: '{}', groupId: 'A' }])).rejects.toThrow(/standard/);
+    await queue.stop();
+  });
+
+  it("standard: hands the worker batches of its trigger's batchSize, and a failed message of a batch comes back alone after the visibility time-out", async () => {
+    const batches: string[][] = [];
+    let open!: () => void;
+    const gate = new Promise<void>((done) => (open = done));
+    const handler = async (event: SQSEvent) => {
+      batches.push(event.Records.map((r) => r.body));
+      if (event.Records.some((r) => r.body === '"gate"')) await gate;
+      const failed = event.Records.filter((r) => r.body === '"fail"' && r.attributes.ApproximateReceiveCount === '1');
+      return { batchItemFailures: failed.map((r) => ({ itemIdentifier: r.messageId })) };
+    };
+    const queue = new LocalSqsQueue('webhookRetries', forwarder, handler as never, { concurrency: 1, visibilityMs: 50, log: () => undefined });
+    const batchSize = forwarder.trigger.kind === 'queue' ? forwarder.trigger.batchSize : 0;
+    expect(batchSize).toBeGreaterThan(1);
+    // The one worker is busy while the others become visible: then they leave in batches.
+    await queue.send([{ body: '"gate"' }]);
+    while (batches.length === 0) await settle();
+    const bodies = Array.from({ length: batchSize + 1 }, (_, i) => (i === 1 ? '"fail"' : String(i)));
+    await queue.send(bodies.map((body) => ({ body })));
+    await settle();
+    open();
+    const deadline = Date.now() + 2000;
+    while (batches.flat().length < bodies.length + 2 && Date.now() < deadline) await settle();
+    expect(batches.map((b) => b.length)).toEqual([1, batchSize, 1, 1]);
+    expect(batches[3]).toEqual(['"fail"']);
+    await queue.stop();
+  });
+
+  it("a failed message comes back after the queue's declared visibility timeout unless a test sets its own", async () => {
+    const { queues } = await import('../../../functions/queues.ts');
+    expect(queues.webhookDeliveries.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * sender.timeoutSeconds);
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      let receives = 0;
+      const handler = async (event: SQSEvent) => {
+        receives++;
+        return { batchItemFailures: [{ itemIdentifier: event.Records[0]!.messageId }] };
+      };
+      const queue = new LocalSqsQueue('webhookDeliveries', sender, handler as never, { log: () => undefined });
+      await queue.send([fifo('A', 1)]);
+      await vi.advanceTimersByTimeAsync(queues.webhookDeliveries.visibilityTimeoutSeconds * 1000 - 1000);
+      expect(receives).toBe(1);
+      await vi.advanceTimersByTimeAsync(1000);
+      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+      expect(receives).toBe(2);
+      await queue.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('the local SQS endpoint takes what the SDK sends (SendMessageBatch, SendMessage) and hands it to the queue of its URL; a refused entry is reported Failed', async () => {
+    const got: Record<string, QueuedMessage[]> = { webhookDeliveries: [], webhookRetries: [] };
+    const keep = (id: string) => ({
+      send: async (messages: readonly QueuedMessage[]) => {
+        if (messages.some((m) => m.body === 'refuse')) throw new Error('refused');
+        got[id]!.push(...messages);
+      },
+    });
+    const sqs = await startSqsEndpoint({ webhookDeliveries: keep('webhookDeliveries'), webhookRetries: keep('webhookRetries') });
+    const client = new SQSClient({ endpoint: sqs.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    try {
+      expect(sqs.environment.SQS_ENDPOINT).toBe(sqs.endpoint);
+      expect(sqs.environment.WEBHOOK_DELIVERIES_QUEUE_URL).toMatch(/\/webhookDeliveries\.fifo$/);
+      const batch = await client.send(
+        new SendMessageBatchCommand({
+          QueueUrl: sqs.queueUrls.webhookDeliveries,
+          Entries: [
+            { Id: 'a', MessageBody: 'one', MessageGroupId: 'g', MessageDeduplicationId: 'd1' },
+            { Id: 'b', MessageBody: 'refuse', MessageGroupId: 'g', MessageDeduplicationId: 'd2' },
+          ],
+        }),
+      );
+      expect(batch.Successful?.map((e) => e.Id)).toEqual(['a']);
+      expect(batch.Failed?.map((e) => [e.Id, e.SenderFault])).toEqual([['b', true]]);
+      await client.send(new SendMessageCommand({ QueueUrl: sqs.queueUrls.webhookRetries, MessageBody: 'two', DelaySeconds: 5 }));
+      expect(got).toEqual({ webhookDeliveries: [{ body: 'one', groupId: 'g', deduplicationId: 'd1' }], webhookRetries: [{ body: 'two', delaySeconds: 5 }] });
+      await expect(client.send(new SendMessageCommand({ QueueUrl: `${sqs.endpoint}/000000000000/other`, MessageBody: 'x' }))).rejects.toThrow(/No local queue/);
+    } finally {
+      client.destroy();
+      await sqs.close();
+    }
+  });
+
+  it('keeps what is waiting across a restart of npm start: delays keep their due time, FIFO groups their order', async () => {
+    const seen: string[] = [];
+    const slow = async (event: SQSEvent) => {
+      const { groupId, n } = JSON.parse(event.Records[0]!.body);
+      await new Promise((r) => setTimeout(r, 50));
+      seen.push(`${groupId}${n}`);
+      return { batchItemFailures: [] };
+    };
+    const options = { concurrency: 4, visibilityMs: 20, log: () => undefined };
+    const first = new LocalSqsQueue('webhookDeliveries', sender, slow as never, options);
+    await first.send([fifo('A', 1), fifo('A', 2), fifo('A', 3)]);
+    await first.stop(); // A1 was in flight and completes; A2 and A3 wait
+    expect(seen).toEqual(['A1']);
+    const pending = first.pending();
+    expect(pending.map((m) => JSON.parse(m.body).n)).toEqual([2, 3]);
+    const second = new LocalSqsQueue('webhookDeliveries', sender, slow as never, options);
+    await second.restore(pending);
+    const deadline = Date.now() + 2000;
+    while (seen.length < 3 && Date.now() < deadline) await settle();
+    expect(seen).toEqual(['A1', 'A2', 'A3']);
+    await second.stop();
+
+    // Through startLocalWebhooks and its file, as npm start runs it.
+    const stateFile = join(mkdtempSync(join(tmpdir(), 'tillgate-queues-')), 'webhook-queues.json');
+    const start = () =>
+      startLocalWebhooks({ endpoint: 'http://127.0.0.1:9', tableNames: {}, streams: false, stateFile, log: () => undefined, loadWorker: async () => (async () => ({ batchItemFailures: [] })) as never });
+    const dueIn = 600;
+    const one = await start();
+    await one.queues.webhookRetries.send([{ body: '{"retry":1}', delaySeconds: dueIn }]);
+    const before = Date.now();
+    await one.close();
+    const saved = JSON.parse(readFileSync(stateFile, 'utf8'));
+    expect(saved.webhookRetries).toHaveLength(1);
+    expect(saved.webhookRetries[0].visibleAt - before).toBeGreaterThan((dueIn - 5) * 1000);
+    const two = await start();
+    expect(existsSync(stateFile)).toBe(false);
+    await two.close();
+    expect(JSON.parse(readFileSync(stateFile, 'utf8')).webhookRetries.map((m: { body: string }) => m.body)).toEqual(['{"retry":1}']);
+  });
+});
