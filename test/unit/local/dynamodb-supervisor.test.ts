@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { RunningDynamoDb } from '../../local/dynamodb.ts';
-import { superviseDynamoDbLocal } from '../../local/dynamodb-supervisor.ts';
+import type { RunningDynamoDb } from '../../../local/dynamodb.ts';
+import { superviseDynamoDbLocal } from '../../../local/dynamodb-supervisor.ts';
 
 /**
  * The supervisor of `npm start` (local/dynamodb-supervisor.ts) with a stand-in for DynamoDB Local
