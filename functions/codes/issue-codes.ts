@@ -39,8 +39,8 @@ const exhausted = () => conflict('This code generator is too close to exhausting
 export const handler = api<{ count: number }, { id: number }>({
   host: 'core',
   operationId: 'issueCodes',
-  path: idPath,
-  body: { schema: codesIssue },
+  params: idPath,
+  body: codesIssue,
 }).handler(async (event, context) => {
   const { id } = event.params;
   const { count } = event.body;
