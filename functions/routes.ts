@@ -403,3 +403,20 @@ export const routes: readonly Route[] = [
     summary: 'Send one delivery again now, signed afresh',
   },
 ];
+
+/** The row of `operationId`. */
+export function routeOf(operationId: string): Route {
+  const route = routes.find((candidate) => candidate.operationId === operationId);
+  if (!route) throw new Error(`No route ${operationId} in functions/routes.ts`);
+  return route;
+}
+
+/** The path a client sends for `operationId`: its row's path with each parameter filled in, URI-encoded. */
+export function pathOf(operationId: string, params: Readonly<Record<string, string | number>> = {}): string {
+  const route = routeOf(operationId);
+  return route.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`${operationId}: no value for {${name}} of ${route.path}`);
+    return encodeURIComponent(String(value));
+  });
+}

@@ -1,4 +1,4 @@
-import { hosts, type HostId, type Route } from '../../functions/routes.ts';
+import { hosts, pathOf, type HostId, type Route } from '../../functions/routes.ts';
 import { Skip, type SmokeRun, type SmokeResponse } from './smoke.ts';
 
 /**
@@ -94,7 +94,7 @@ export const checks: Record<string, Check> = {
             same(endpoint.event_types, ['*'], 'event_types'),
             same(endpoint.status, 'enabled', 'status'),
             !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(endpoint.secret ?? '') && 'secret is not whsec_ and base64',
-            same(headers.get('location'), `${hosts.core.versionPrefix}/webhook_endpoints/${endpoint.id}`, 'Location'),
+            same(headers.get('location'), pathOf('getWebhookEndpoint', { id: endpoint.id }), 'Location'),
           ];
         },
       });
@@ -172,7 +172,7 @@ export const checks: Record<string, Check> = {
         expect: 201,
         verify: ({ json, headers }) => [
           ...Object.entries(generator).map(([key, value]) => same(json.code_generator[key], value, key)),
-          same(headers.get('location'), `${hosts.core.versionPrefix}/codegen/${json.code_generator.id}`, 'Location'),
+          same(headers.get('location'), pathOf('getCodeGenerator', { id: json.code_generator.id }), 'Location'),
         ],
       });
       const id = response.json?.code_generator?.id;
