@@ -5,7 +5,9 @@ import type { TableId } from './tables.ts';
 /**
  * The route table: every operation of tillgate, declared once. The CDK stack builds one API
  * Gateway method and one Lambda function per row (with grants from `tables`), a 405 mock method
- * per path, the local server routes requests with it, and the tests walk it.
+ * per path, the local server routes requests with it, and the tests walk it. A row also says what
+ * its operation accepts (body, path and query schemas, Idempotency-Key, If-Match): `api()` checks
+ * the handler against it, and the OpenAPI documents, the bench and the smoke checks read it.
  */
 export type HostId = 'core' | 'pos';
 
