@@ -1,10 +1,13 @@
+import type { SchemaName } from './http/schemas.ts';
 import type { QueueId } from './queues.ts';
 import type { TableId } from './tables.ts';
 
 /**
  * The route table: every operation of tillgate, declared once. The CDK stack builds one API
  * Gateway method and one Lambda function per row (with grants from `tables`), a 405 mock method
- * per path, the local server routes requests with it, and the tests walk it.
+ * per path, the local server routes requests with it, and the tests walk it. A row also says what
+ * its operation accepts (body, path and query schemas, Idempotency-Key, If-Match): `api()` checks
+ * the handler against it, and the OpenAPI documents, the bench and the smoke checks read it.
  */
 export type HostId = 'core' | 'pos';
 
@@ -33,10 +36,32 @@ const TOKEN_LOOKUP = { apiKeys: ['GetItem'] } as const satisfies Partial<Record<
 /** Ids come in blocks from one counter (functions/data/ids.ts). */
 const ID_BLOCKS = { counters: ['UpdateItem'] } as const satisfies Partial<Record<TableId, TableAccess>>;
 
-export interface Route {
+/**
+ * The request body an operation reads: the schema its handler validates with (a request schema of
+ * functions/http/schemas.ts, by name; the handler passes the compiled one and `api()` checks
+ * that they agree).
+ */
+export interface RouteBody {
+  /** The one top-level key holding the resource, e.g. `code_generator`. */
+  readonly root?: string;
+  readonly schema: SchemaName;
+  /** POS agents of many versions: `null` means absent and unknown keys are dropped. */
+  readonly lenient?: boolean;
+  /** The body may be left out (an action with nothing to say: `{}` or no body at all). */
+  readonly optional?: boolean;
+}
+
+/** What a till tried, in the cashier's words: the pos host's error texts name it (functions/http/hosts/pos.ts). */
+export interface TillAttempt {
+  /** `void`, `redemption`, `check`: "This void …". */
+  readonly noun: string;
+  /** `Voiding`, `Redemption`: "… is temporarily unavailable" (names the noun's act, so the text says what the till tried). */
+  readonly activity: string;
+}
+
+interface RouteRow {
   /** Names the operation everywhere: function, log field, metric dimension, OpenAPI operationId. */
   readonly operationId: string;
-  readonly host: HostId;
   readonly method: HttpMethod;
   /** API Gateway resource path, parameters in braces. */
   readonly path: string;
@@ -49,7 +74,20 @@ export interface Route {
   /** Queues (functions/queues.ts) the function sends messages to. */
   readonly queues?: readonly QueueId[];
   readonly summary: string;
+  /** The request body it reads; a route without one ignores any body. */
+  readonly body?: RouteBody;
+  /** The schema of its path parameters (the braces of `path`), by name. */
+  readonly params?: SchemaName;
+  /** The schema of its query parameters, by name; a route without one ignores the query. */
+  readonly query?: SchemaName;
+  /** It accepts an Idempotency-Key (functions/http/idempotency.ts): a repeat gets the first answer. */
+  readonly idempotencyKey?: true;
+  /** It accepts If-Match: a mismatch with the current ETag answers 412 and changes nothing. */
+  readonly ifMatch?: true;
 }
+
+/** A pos route names what the till tries, so every cashier text of its errors can say it. */
+export type Route = RouteRow & ({ readonly host: 'core'; readonly till?: never } | { readonly host: 'pos'; readonly till: TillAttempt });
 
 export interface Host {
   readonly id: HostId;
@@ -89,6 +127,8 @@ export const routes: readonly Route[] = [
       events: ['PutItem', 'GetItem'],
       idempotencyKeys: ['GetItem', 'PutItem'],
     },
+    body: { root: 'code_generator', schema: 'codeGeneratorCreate' },
+    idempotencyKey: true,
     summary: 'Create a code generator',
   },
   {
@@ -99,6 +139,7 @@ export const routes: readonly Route[] = [
     entry: 'functions/codes/list-code-generators.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, codeGenerators: ['Query'] },
+    query: 'codeGeneratorListQuery',
     summary: "List the account's code generators, optionally of one store",
   },
   {
@@ -109,6 +150,7 @@ export const routes: readonly Route[] = [
     entry: 'functions/codes/get-code-generator.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'] },
+    params: 'idPath',
     summary: 'Retrieve a code generator',
   },
   {
@@ -119,6 +161,9 @@ export const routes: readonly Route[] = [
     entry: 'functions/codes/update-code-generator.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, ...ID_BLOCKS, codeGenerators: ['GetItem', 'UpdateItem'], events: ['PutItem', 'GetItem'] },
+    params: 'idPath',
+    body: { root: 'code_generator', schema: 'codeGeneratorPatch' },
+    ifMatch: true,
     summary: "Change a code generator's status or description",
   },
   {
@@ -139,6 +184,9 @@ export const routes: readonly Route[] = [
       events: ['PutItem', 'GetItem'],
       idempotencyKeys: ['GetItem', 'PutItem'],
     },
+    params: 'idPath',
+    body: { schema: 'codesIssue' },
+    idempotencyKey: true,
     summary: 'Issue codes from a code generator',
   },
   {
@@ -149,6 +197,7 @@ export const routes: readonly Route[] = [
     entry: 'functions/codes/get-code.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, codes: ['GetItem'] },
+    params: 'codePath',
     summary: 'Look up an issued code',
   },
   {
@@ -160,6 +209,8 @@ export const routes: readonly Route[] = [
     scope: 'core',
     // Query on the by_generator and by_redeemed indexes; the generator read when a list is empty.
     tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'], codes: ['Query'] },
+    params: 'idPath',
+    query: 'codeListQuery',
     summary: "List a code generator's issued codes, optionally only the redeemed or unredeemed ones",
   },
   {
@@ -170,6 +221,7 @@ export const routes: readonly Route[] = [
     entry: 'functions/events/list-events.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, events: ['Query'] },
+    query: 'listQuery',
     summary: "List the account's live events: the feed to process and acknowledge",
   },
   {
@@ -180,6 +232,7 @@ export const routes: readonly Route[] = [
     entry: 'functions/events/get-event.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, events: ['GetItem'] },
+    params: 'idPath',
     summary: 'Retrieve an event record',
   },
   {
@@ -190,6 +243,7 @@ export const routes: readonly Route[] = [
     entry: 'functions/events/delete-event.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, events: ['DeleteItem'] },
+    params: 'idPath',
     summary: 'Acknowledge (delete) an event record',
   },
   {
@@ -207,6 +261,8 @@ export const routes: readonly Route[] = [
       codes: ['UpdateItem', 'GetItem'],
       events: ['PutItem', 'GetItem'],
     },
+    body: { root: 'transaction', schema: 'voidTransaction', lenient: true },
+    till: { noun: 'void', activity: 'Voiding' },
     summary: 'Void a point-of-sale transaction, releasing the codes it holds',
   },
   {
@@ -227,6 +283,8 @@ export const routes: readonly Route[] = [
       posTransactions: ['BatchGetItem', 'UpdateItem', 'GetItem'],
       events: ['PutItem', 'GetItem'],
     },
+    body: { root: 'transaction', schema: 'codesRedemption', lenient: true },
+    till: { noun: 'redemption', activity: 'Redemption' },
     summary: 'Redeem codes as part of a point-of-sale transaction',
   },
   {
@@ -237,6 +295,8 @@ export const routes: readonly Route[] = [
     entry: 'functions/redemption/validate-codes.ts',
     scope: 'pos',
     tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'], codes: ['BatchGetItem', 'GetItem'], posTransactions: ['BatchGetItem'] },
+    body: { root: 'transaction', schema: 'codesRedemption', lenient: true },
+    till: { noun: 'check', activity: 'Checking codes' },
     summary: 'Check whether codes could be redeemed for a point-of-sale transaction now, writing nothing',
   },
   {
@@ -255,6 +315,8 @@ export const routes: readonly Route[] = [
       webhookSecrets: ['PutItem'],
       idempotencyKeys: ['GetItem', 'PutItem'],
     },
+    body: { root: 'webhook_endpoint', schema: 'webhookEndpointCreate' },
+    idempotencyKey: true,
     summary: 'Register a webhook endpoint; its signing secret is shown in this answer only',
   },
   {
@@ -265,6 +327,7 @@ export const routes: readonly Route[] = [
     entry: 'functions/webhooks/list-webhook-endpoints.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['Query'] },
+    query: 'listQuery',
     summary: "List the account's webhook endpoints",
   },
   {
@@ -275,6 +338,7 @@ export const routes: readonly Route[] = [
     entry: 'functions/webhooks/get-webhook-endpoint.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem'] },
+    params: 'idPath',
     summary: 'Retrieve a webhook endpoint',
   },
   {
@@ -285,6 +349,9 @@ export const routes: readonly Route[] = [
     entry: 'functions/webhooks/update-webhook-endpoint.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem', 'UpdateItem'] },
+    params: 'idPath',
+    body: { root: 'webhook_endpoint', schema: 'webhookEndpointPatch' },
+    ifMatch: true,
     summary: "Change a webhook endpoint's URL, event types, description or status",
   },
   {
@@ -296,6 +363,7 @@ export const routes: readonly Route[] = [
     scope: 'core',
     // The secret is deleted with the endpoint, never read.
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['DeleteItem', 'UpdateItem'], webhookSecrets: ['DeleteItem'] },
+    params: 'idPath',
     summary: 'Delete a webhook endpoint: nothing more is sent to it',
   },
   {
@@ -307,6 +375,8 @@ export const routes: readonly Route[] = [
     scope: 'core',
     // The new secret is written beside the previous one, never read.
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem', 'ConditionCheckItem'], webhookSecrets: ['UpdateItem'] },
+    params: 'idPath',
+    body: { schema: 'emptyObject', optional: true },
     summary: "Replace a webhook endpoint's signing secret (the previous one still signs for 24 hours)",
   },
   {
@@ -317,6 +387,8 @@ export const routes: readonly Route[] = [
     entry: 'functions/webhooks/list-webhook-deliveries.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem'], webhookDeliveries: ['Query'] },
+    params: 'idPath',
+    query: 'listQuery',
     summary: "List a webhook endpoint's deliveries in ascending event id order",
   },
   {
@@ -328,6 +400,25 @@ export const routes: readonly Route[] = [
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem'], webhookDeliveries: ['GetItem', 'UpdateItem'] },
     queues: ['webhookDeliveries'],
+    params: 'deliveryPath',
+    body: { schema: 'emptyObject', optional: true },
     summary: 'Send one delivery again now, signed afresh',
   },
 ];
+
+/** The row of `operationId`. */
+export function routeOf(operationId: string): Route {
+  const route = routes.find((candidate) => candidate.operationId === operationId);
+  if (!route) throw new Error(`No route ${operationId} in functions/routes.ts`);
+  return route;
+}
+
+/** The path a client sends for `operationId`: its row's path with each parameter filled in, URI-encoded. */
+export function pathOf(operationId: string, params: Readonly<Record<string, string | number>> = {}): string {
+  const route = routeOf(operationId);
+  return route.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`${operationId}: no value for {${name}} of ${route.path}`);
+    return encodeURIComponent(String(value));
+  });
+}

@@ -21,7 +21,7 @@ type CodeGeneratorInput = Required<Omit<CodeGeneratorCreate, 'id' | 'account_id'
 export const handler = api<CodeGeneratorInput>({
   host: 'core',
   operationId: 'createCodeGenerator',
-  body: { root: 'code_generator', schema: codeGeneratorCreate },
+  body: codeGeneratorCreate,
 }).handler(async (event, context) => {
   const scope = idempotencyScope(event.headers, context.accountId, 'createCodeGenerator', event.body);
   for (let attempt = 0; attempt < 2; attempt++) {

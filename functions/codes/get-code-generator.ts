@@ -5,7 +5,7 @@ import { findCodeGenerator } from '#data/code-generators';
 import { presentCodeGenerator } from './presenters.ts';
 import idPath from '#http/schemas/idPath.generated';
 
-export const handler = api<null, { id: number }>({ host: 'core', operationId: 'getCodeGenerator', path: idPath }).handler(
+export const handler = api<null, { id: number }>({ host: 'core', operationId: 'getCodeGenerator', params: idPath }).handler(
   async (event, context) => {
     const { id } = event.params;
     const generator = await findCodeGenerator(context.accountId, id);

@@ -10,7 +10,7 @@ import codePath from '#http/schemas/codePath.generated';
  * redemption that holds it now (or nulls). Text that cannot be a code is turned away before any
  * read (an overlong key would make DynamoDB refuse it).
  */
-export const handler = api<null, { id: number; code: string }>({ host: 'core', operationId: 'getCode', path: codePath }).handler(
+export const handler = api<null, { id: number; code: string }>({ host: 'core', operationId: 'getCode', params: codePath }).handler(
   async (event, context) => {
     const { id, code } = event.params;
     const issued = await findIssuedCode(context.accountId, id, code);

@@ -4,6 +4,7 @@ import { conflict, notFound, serviceUnavailable } from '#http/errors';
 import { generatorIsActive } from '#data/code-generators';
 import { finaliseCode, newCodeItem, putCode, putIssuance, takenCodes } from '#data/codes';
 import { generatorSettings } from './generator-settings.ts';
+import { issuancePlan } from './issuance-plan.ts';
 import { logger } from '#runtime/observability';
 import { newEvent, putEvent } from '#data/events';
 import { findStoredResponse, newStoredResponse, putStoredResponse } from '#data/idempotency-keys';
@@ -13,8 +14,6 @@ import { idempotencyScope, replay, storedResponseAfterConflict, type Idempotency
 import codesIssue from '#http/schemas/codesIssue.generated';
 import idPath from '#http/schemas/idPath.generated';
 
-/** DynamoDB's limit of items in one TransactWriteItems. */
-const TRANSACTION_ITEMS = 100;
 /**
  * Rounds of one batch before it gives up, whatever the cause: bounded work. A round fails as a
  * whole when any of its codes is taken, so under concurrent issuance a batch can lose a few
@@ -39,8 +38,8 @@ const exhausted = () => conflict('This code generator is too close to exhausting
 export const handler = api<{ count: number }, { id: number }>({
   host: 'core',
   operationId: 'issueCodes',
-  path: idPath,
-  body: { schema: codesIssue },
+  params: idPath,
+  body: codesIssue,
 }).handler(async (event, context) => {
   const { id } = event.params;
   const { count } = event.body;
@@ -48,8 +47,8 @@ export const handler = api<{ count: number }, { id: number }>({
   const settings = await codeSettings(context.accountId, id);
   if (count > codeSpace(settings)) throw exhausted();
 
-  const finalOverhead = 2 + (scope ? 1 : 0); // the generator's status check, the event, the stored response
-  const single = count <= TRANSACTION_ITEMS - finalOverhead;
+  const { batches, batchSize, lastSize } = issuancePlan(count, scope !== undefined);
+  const single = batches === 0;
   if (scope && !single) {
     // A repeat would waste many transactions (and codes) before its key's condition failed.
     const earlier = await findStoredResponse(scope, new Date());
@@ -58,14 +57,9 @@ export const handler = api<{ count: number }, { id: number }>({
 
   const issuance = new Issuance(context.accountId, id, settings, await nextId(), new Date().toISOString());
   const codes = issuance.draw(count);
-  // The pending batches are independent of each other: written side by side, then finalised side
-  // by side once the issuance is complete. The last transaction takes nearly as many codes as it
-  // holds (the fewer pending codes, the fewer to finalise), and the pending batches are all of one
-  // size (a call's requests then have one shape each, whatever order they reach DynamoDB in).
-  const batches = single ? 0 : Math.ceil((count - (TRANSACTION_ITEMS - finalOverhead - 1)) / TRANSACTION_ITEMS);
-  const batchSize = single ? 0 : Math.ceil((count - (TRANSACTION_ITEMS - finalOverhead - 1)) / batches);
+  // The pending batches (issuance-plan.ts) are independent of each other: written side by side,
+  // then finalised side by side once the issuance is complete.
   const pendingBatches = Array.from({ length: batches }, (_, i) => codes.slice(i * batchSize, (i + 1) * batchSize));
-  const lastSize = count - batches * batchSize;
   await allOrFirstError(pendingBatches, (batch) => issuance.commit(batch, true, () => []));
   const eventRecord = newEvent(await nextId(), context.accountId, 'codes.issued', String(id), new Date(issuance.issuedAt));
   let body = '';

@@ -17,7 +17,7 @@ import idPath from '#http/schemas/idPath.generated';
 export const handler = api<null, { id: number }, { limit?: string; cursor?: string; redeemed?: string }>({
   host: 'core',
   operationId: 'listCodes',
-  path: idPath,
+  params: idPath,
   query: codeListQuery,
 }).handler(async (event, context) => {
   const { id } = event.params;

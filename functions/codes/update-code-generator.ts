@@ -22,8 +22,8 @@ const ATTEMPTS = 3;
 export const handler = api<Pick<CodeGeneratorPatch, 'status' | 'description'>, { id: number }>({
   host: 'core',
   operationId: 'updateCodeGenerator',
-  path: idPath,
-  body: { root: 'code_generator', schema: codeGeneratorPatch },
+  params: idPath,
+  body: codeGeneratorPatch,
 }).handler(async (event, context) => {
   const { id } = event.params;
   const ifMatch = ifMatchOf(event.headers);

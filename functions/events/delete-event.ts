@@ -4,7 +4,7 @@ import { notFound } from '#http/errors';
 import { deleteEvent } from '#data/events';
 import idPath from '#http/schemas/idPath.generated';
 
-export const handler = api<null, { id: number }>({ host: 'core', operationId: 'deleteEvent', path: idPath }).handler(async (event, context) => {
+export const handler = api<null, { id: number }>({ host: 'core', operationId: 'deleteEvent', params: idPath }).handler(async (event, context) => {
   const { id } = event.params;
   if (!(await deleteEvent(context.accountId, id, new Date()))) throw notFound(`Event ${id} not found`);
   return acknowledged();

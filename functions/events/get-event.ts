@@ -5,7 +5,7 @@ import { findEvent } from '#data/events';
 import { presentEvent } from './presenters.ts';
 import idPath from '#http/schemas/idPath.generated';
 
-export const handler = api<null, { id: number }>({ host: 'core', operationId: 'getEvent', path: idPath }).handler(
+export const handler = api<null, { id: number }>({ host: 'core', operationId: 'getEvent', params: idPath }).handler(
   async (event, context) => {
     const { id } = event.params;
     // Keyed by account: another account's event answers exactly like a missing one.

@@ -11,7 +11,7 @@ import { parameters } from '#http/middleware/parameters';
 import type { ApiContext, ApiEvent, ApiOptions } from './request.ts';
 import type { Reply } from './reply.ts';
 import { logger, metrics } from '#runtime/observability';
-import { routes } from '#functions/routes';
+import { routes, type Route } from '#functions/routes';
 
 /**
  * The middleware chain every handler runs in, middleware first and handler last:
@@ -43,10 +43,9 @@ const securityHeaders = {
 } as const;
 
 export function api<Body = null, Params = null, Query = null>(options: ApiOptions) {
-  // The scope a route needs is declared once, in its row of the route table; a handler without a
-  // row (or on another host than its row) fails at load, not on a request.
-  const route = routes.find((r) => r.operationId === options.operationId);
-  if (!route || route.host !== options.host) throw new Error(`No ${options.host} route ${options.operationId} in functions/routes.ts`);
+  // What a route accepts is declared once, in its row of the route table; a handler without a
+  // row, or whose host or validators are not its row's, fails at load, not on a request.
+  const route = rowOf(options);
   // Every request answers (503 at worst) before the Lambda timeout: see deadline.ts.
   const chain = middy<ApiEvent<Body, Params, Query>, Reply, Error, ApiContext>(deadlinePlugin)
     .use(injectLambdaContext(logger, { resetKeys: true }))
@@ -54,9 +53,26 @@ export function api<Body = null, Params = null, Query = null>(options: ApiOption
     // flushed, and the security headers land on the response it built.
     .use(logMetrics(metrics, { captureColdStartMetric: true }))
     .use(httpSecurityHeaders(securityHeaders as never))
-    .use(hostResponse(options))
+    .use(hostResponse(route))
     .use(authentication({ scope: route.scope }))
     .use(httpHeaderNormalizer())
     .use(parameters(options));
-  return options.body ? chain.use(jsonBody(options.body)) : chain;
+  return route.body && options.body ? chain.use(jsonBody({ ...route.body, schema: options.body })) : chain;
+}
+
+/**
+ * The row of `options.operationId`, once the handler's host and compiled validators are found to
+ * be the ones it declares (each generated module carries the name of its schema).
+ */
+function rowOf(options: ApiOptions): Route {
+  const { operationId } = options;
+  const route = routes.find((r) => r.operationId === operationId);
+  if (!route) throw new Error(`No route ${operationId} in functions/routes.ts`);
+  const declared = { host: route.host, body: route.body?.schema, params: route.params, query: route.query };
+  const passed = { host: options.host, body: options.body?.name, params: options.params?.name, query: options.query?.name };
+  const mismatches = (Object.keys(declared) as (keyof typeof declared)[])
+    .filter((part) => declared[part] !== passed[part])
+    .map((part) => `${part}: the row says ${declared[part] ?? 'none'}, the handler passes ${passed[part] ?? 'none'}`);
+  if (mismatches.length > 0) throw new Error(`${operationId} does not match its row in functions/routes.ts: ${mismatches.join('; ')}`);
+  return route;
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Reply } from './reply.ts';
 import { badRequest, conflict } from './errors.ts';
 import { findStoredResponse, type StoredResponse } from '#data/idempotency-keys';
+import { routeOf } from '#functions/routes';
 
 /**
  * Idempotency-Key on the create routes: the first successful response is stored in the same
@@ -24,6 +25,9 @@ export function idempotencyScope(
   operationId: string,
   request: object,
 ): IdempotencyScope | undefined {
+  // The row declares the header (the documents list it from there): a handler reading it without
+  // that fails on its first request, whether or not a key came.
+  if (!routeOf(operationId).idempotencyKey) throw new Error(`${operationId} reads Idempotency-Key, but its row in functions/routes.ts has no idempotencyKey: true`);
   const key = headers['idempotency-key'];
   if (key === undefined) return undefined;
   if (!KEY.test(key)) throw badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters', 'Idempotency-Key');

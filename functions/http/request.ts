@@ -1,6 +1,6 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import type { HostId } from '../routes.ts';
+import type { HostId, RouteBody } from '../routes.ts';
 import type { Reply } from './reply.ts';
 import type { GeneratedSchema } from './validation.ts';
 
@@ -11,20 +11,15 @@ import type { GeneratedSchema } from './validation.ts';
  */
 
 export interface ParameterOptions {
-  /** The route's compiled schemas (schemas/<name>.generated.ts). */
-  readonly path?: GeneratedSchema;
+  /** The route's compiled schemas (schemas/<name>.generated.ts), those its row names. */
+  readonly params?: GeneratedSchema;
   readonly query?: GeneratedSchema;
 }
 
-export interface BodyOptions {
-  /** The one top-level key holding the resource, e.g. `code_generator`. */
-  readonly root?: string;
+/** The route's body as its row declares it, with the compiled schema the handler passed. */
+export interface BodyOptions extends Omit<RouteBody, 'schema'> {
   /** The route's compiled body schema (schemas/<name>.generated.ts). */
   readonly schema: GeneratedSchema;
-  /** POS agents of many versions: `null` means absent and unknown keys are dropped. */
-  readonly lenient?: boolean;
-  /** The body may be left out (an action with nothing to say: `{}` or no body at all). */
-  readonly optional?: boolean;
 }
 
 export type ApiEvent<Body = null, Params = null, Query = null> = Omit<APIGatewayProxyEvent, 'body' | 'headers'> & {
@@ -43,11 +38,16 @@ export interface ApiContext extends Context {
   accountId: number;
 }
 
+/**
+ * What a handler gives `api()`: its operation, its host and the compiled validators of its row
+ * (each handler imports its own, so its bundle carries no other route's). `api()` checks them
+ * against the row in functions/routes.ts, which declares everything else.
+ */
 export interface ApiOptions extends ParameterOptions {
   readonly host: HostId;
   readonly operationId: string;
-  /** The request body; routes without one ignore any body. */
-  readonly body?: BodyOptions;
+  /** The compiled schema of the request body the row declares. */
+  readonly body?: GeneratedSchema;
 }
 
 export type ApiRequest = Request<ApiEvent<any, any, any>, Reply, Error, ApiContext>;

@@ -37,7 +37,7 @@ const DESCRIPTION_AGE_MS = 60_000;
 export const handler = api<CodesRedemptionInput>({
   host: 'pos',
   operationId: 'redeemCodes',
-  body: { root: 'transaction', schema: codesRedemption, lenient: true },
+  body: codesRedemption,
 }).handler(async (event, context) => {
   const till: Till = { accountId: context.accountId, siteId: event.body.site_id, posTransactionId: event.body.pos_transaction_id };
   const listed = distinctCodes(event.body.codes);

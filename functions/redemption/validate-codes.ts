@@ -16,7 +16,7 @@ import codesRedemption from '#http/schemas/codesRedemption.generated';
 export const handler = api<CodesRedemptionInput>({
   host: 'pos',
   operationId: 'validateCodes',
-  body: { root: 'transaction', schema: codesRedemption, lenient: true },
+  body: codesRedemption,
 }).handler(async (event, context) => {
   const till: Till = { accountId: context.accountId, siteId: event.body.site_id, posTransactionId: event.body.pos_transaction_id };
   const listed = distinctCodes(event.body.codes);

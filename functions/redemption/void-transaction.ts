@@ -32,7 +32,7 @@ const ATTEMPTS = 4;
 export const handler = api<VoidTransactionInput>({
   host: 'pos',
   operationId: 'voidTransaction',
-  body: { root: 'transaction', schema: voidTransaction, lenient: true },
+  body: voidTransaction,
 }).handler(async (event, context) => {
   const transaction = event.body;
   const accountId = context.accountId;

@@ -27,7 +27,7 @@ const ATTEMPTS = 10;
 export const handler = api<EndpointInput>({
   host: 'core',
   operationId: 'createWebhookEndpoint',
-  body: { root: 'webhook_endpoint', schema: webhookEndpointCreate },
+  body: webhookEndpointCreate,
 }).handler(async (event, context) => {
   checkEndpointFields(event.body);
   const scope = idempotencyScope(event.headers, context.accountId, 'createWebhookEndpoint', event.body);

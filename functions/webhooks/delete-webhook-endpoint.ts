@@ -11,7 +11,7 @@ import idPath from '#http/schemas/idPath.generated';
  * find no endpoint when they come due and end `failed` without a request (nothing more is sent).
  * `200` with a one-space body, as an acknowledged event answers.
  */
-export const handler = api<null, { id: number }>({ host: 'core', operationId: 'deleteWebhookEndpoint', path: idPath }).handler(
+export const handler = api<null, { id: number }>({ host: 'core', operationId: 'deleteWebhookEndpoint', params: idPath }).handler(
   async (event, context) => {
     const { id } = event.params;
     const result = await writeTogether([

@@ -11,7 +11,7 @@ import listQuery from '#http/schemas/listQuery.generated';
 export const handler = api<null, { id: number }, { limit?: string; cursor?: string }>({
   host: 'core',
   operationId: 'listWebhookDeliveries',
-  path: idPath,
+  params: idPath,
   query: listQuery,
 }).handler(async (event, context) => {
   const { id } = event.params;

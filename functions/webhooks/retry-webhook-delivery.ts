@@ -16,8 +16,8 @@ import { enqueueDue, placeOf } from './delivery-queue.ts';
 export const handler = api<Record<string, never>, { id: number; event_id: number }>({
   host: 'core',
   operationId: 'retryWebhookDelivery',
-  path: deliveryPath,
-  body: { schema: emptyObject, optional: true },
+  params: deliveryPath,
+  body: emptyObject,
 }).handler(async (event, context): Promise<Reply> => {
   const { id, event_id: eventId } = event.params;
   const endpoint = await findEndpoint(context.accountId, id);

@@ -18,8 +18,8 @@ import { newSecret } from './rules.ts';
 export const handler = api<Record<string, never>, { id: number }>({
   host: 'core',
   operationId: 'rotateWebhookSecret',
-  path: idPath,
-  body: { schema: emptyObject, optional: true },
+  params: idPath,
+  body: emptyObject,
 }).handler(async (event, context) => {
   const { id } = event.params;
   const endpoint = await findEndpoint(context.accountId, id);

@@ -23,8 +23,8 @@ const CHANGEABLE = ['url', 'event_types', 'description', 'status'] as const;
 export const handler = api<Pick<WebhookEndpointPatch, (typeof CHANGEABLE)[number]>, { id: number }>({
   host: 'core',
   operationId: 'updateWebhookEndpoint',
-  path: idPath,
-  body: { root: 'webhook_endpoint', schema: webhookEndpointPatch },
+  params: idPath,
+  body: webhookEndpointPatch,
 }).handler(async (event, context) => {
   const ifMatch = ifMatchOf(event.headers);
   checkEndpointFields(event.body);

@@ -1,4 +1,5 @@
-import { routes } from '../../functions/routes.ts';
+import { issuancePlan } from '../../functions/codes/issuance-plan.ts';
+import { pathOf, routeOf, routes } from '../../functions/routes.ts';
 import type { WireCall } from './proxy.ts';
 import { pageReadUnits } from './capacity.ts';
 
@@ -78,6 +79,12 @@ interface Floor {
 }
 
 const json = (value: unknown) => JSON.stringify(value);
+
+/** The method and path of `operationId`, from its row: its path parameters filled in, then `query`. */
+const to = (operationId: string, params: Readonly<Record<string, string | number>> = {}, query = '') => ({
+  method: routeOf(operationId).method,
+  path: pathOf(operationId, params) + query,
+});
 const headers = (context: BenchContext, extra: Record<string, string> = {}) => ({
   'X-Auth-Token': context.token,
   'Content-Type': 'application/json',
@@ -85,8 +92,7 @@ const headers = (context: BenchContext, extra: Record<string, string> = {}) => (
 });
 
 const voidRequest = (context: BenchContext, posTransactionId: string): HttpRequest => ({
-  method: 'POST',
-  path: '/v2.0/voided_transactions',
+  ...to('voidTransaction'),
   headers: headers(context),
   body: json({
     transaction: {
@@ -109,8 +115,7 @@ const generatorBody = json({
 });
 
 const createRequest = (context: BenchContext, key?: string): HttpRequest => ({
-  method: 'POST',
-  path: '/v1.0/codegen',
+  ...to('createCodeGenerator'),
   headers: headers(context, key ? { 'Idempotency-Key': key } : {}),
   body: generatorBody,
 });
@@ -149,8 +154,7 @@ async function newGenerators(context: BenchContext, count: number): Promise<numb
 }
 
 const issueRequest = (context: BenchContext, generatorId: number, count: number): HttpRequest => ({
-  method: 'POST',
-  path: `/v1.0/codegen/${generatorId}/codes`,
+  ...to('issueCodes', { id: generatorId }),
   headers: headers(context),
   body: json({ count }),
 });
@@ -166,14 +170,13 @@ const sharedGenerators = (context: BenchContext, name: string, count: number) =>
 const transactional = (items: number) => 2 * items;
 
 /**
- * An issuance of more codes than one transaction holds: the last transaction takes up to 97 codes
- * with the status check, the event and the issuance record; the rest are written pending (up to
- * 100 a transaction) and finalised afterwards (the same batches, as updates).
+ * An issuance (without Idempotency-Key), split as the handler splits it (issuancePlan): the last
+ * transaction takes its codes with the status check, the event and (after pending batches) the
+ * issuance record; the pending batches are finalised afterwards (the same batches, as updates).
  */
 const issueScenario = (count: number): Scenario => {
-  // As functions/codes/issue-codes.ts splits them: equal pending batches of at most 100, the rest (≤ 97) last.
-  const batches = count > 98 ? Math.ceil((count - 97) / 100) : 0;
-  const pending = batches === 0 ? 0 : batches * Math.ceil((count - 97) / batches);
+  const { batches, batchSize } = issuancePlan(count, false);
+  const pending = batches * batchSize;
   const transactions = 2 * batches + 1;
   const items = count + 2 + (pending > 0 ? 1 : 0) + pending;
   return {
@@ -211,9 +214,8 @@ async function issuedCodes(context: BenchContext, name: string, count: number): 
   return { generator: generator!, codes };
 }
 
-const tillRequest = (context: BenchContext, path: string, posTransactionId: string, codes: string[]): HttpRequest => ({
-  method: 'POST',
-  path,
+const tillRequest = (context: BenchContext, operationId: 'redeemCodes' | 'validateCodes', posTransactionId: string, codes: string[]): HttpRequest => ({
+  ...to(operationId),
   headers: headers(context),
   body: json({ transaction: { site_id: 'bench-site', pos_transaction_id: posTransactionId, register_id: 'R1', codes } }),
 });
@@ -236,9 +238,9 @@ const redeemScenario = (codesPerCall: number): Scenario => ({
     const { codes } = await issuedCodes(context, `redeem-${codesPerCall}`, count * codesPerCall);
     // A redemption reads its generator's description (cached a minute): once, before the calls.
     const warm = await issuedCodes(context, `redeem-${codesPerCall}`, 1);
-    const first = await context.send(tillRequest(context, '/v2.0/redeemed_codes', `R-${context.unique()}`, warm.codes.slice(-1)));
+    const first = await context.send(tillRequest(context, 'redeemCodes', `R-${context.unique()}`, warm.codes.slice(-1)));
     if (first.status !== 200) throw new Error(`bench: could not redeem a code: ${first.status} ${json(first.body)}`);
-    return times(count, (i) => tillRequest(context, '/v2.0/redeemed_codes', `R-${context.unique()}`, codes.slice(i * codesPerCall, (i + 1) * codesPerCall)));
+    return times(count, (i) => tillRequest(context, 'redeemCodes', `R-${context.unique()}`, codes.slice(i * codesPerCall, (i + 1) * codesPerCall)));
   },
   // A fresh environment has no description cached: its first redemption of a generator reads it
   // (one GetItem after the transaction). Each cold request names codes of a generator this server
@@ -246,7 +248,7 @@ const redeemScenario = (codesPerCall: number): Scenario => ({
   prepareCold: async (context, count) =>
     Promise.all(
       (await newGenerators(context, count)).map(async (generator) =>
-        tillRequest(context, '/v2.0/redeemed_codes', `R-${context.unique()}`, await unreadCodes(context, generator, codesPerCall)),
+        tillRequest(context, 'redeemCodes', `R-${context.unique()}`, await unreadCodes(context, generator, codesPerCall)),
       ),
     ),
 });
@@ -274,8 +276,7 @@ const endpointBody = (description = 'bench') =>
   json({ webhook_endpoint: { url: 'https://hooks.example.com/tillgate', event_types: ['transaction.voided'], description } });
 
 const createEndpointRequest = (token: string): HttpRequest => ({
-  method: 'POST',
-  path: '/v1.0/webhook_endpoints',
+  ...to('createWebhookEndpoint'),
   headers: { 'X-Auth-Token': token, 'Content-Type': 'application/json' },
   body: endpointBody(),
 });
@@ -342,7 +343,7 @@ const webhookScenarios: Scenario[] = [
     floor: { units: 1, how: '10 items ≤ 4 KB together, consistent: 1 RCU' },
     prepare: async (context, count) => {
       await sharedEndpoints(context);
-      return times(count, () => ({ method: 'GET', path: '/v1.0/webhook_endpoints', headers: { 'X-Auth-Token': context.token } }));
+      return times(count, () => ({ ...to('listWebhookEndpoints'), headers: { 'X-Auth-Token': context.token } }));
     },
   },
   {
@@ -353,7 +354,7 @@ const webhookScenarios: Scenario[] = [
     floor: { units: 1, how: '1 consistent read ≤4 KB = 1 RCU' },
     prepare: async (context, count) => {
       const ids = await sharedEndpoints(context);
-      return times(count, (i) => ({ method: 'GET', path: `/v1.0/webhook_endpoints/${ids[i % ids.length]}`, headers: { 'X-Auth-Token': context.token } }));
+      return times(count, (i) => ({ ...to('getWebhookEndpoint', { id: ids[i % ids.length]! }), headers: { 'X-Auth-Token': context.token } }));
     },
   },
   {
@@ -365,8 +366,7 @@ const webhookScenarios: Scenario[] = [
     prepare: async (context, count) => {
       const ids = await sharedEndpoints(context);
       return times(count, (i) => ({
-        method: 'PATCH',
-        path: `/v1.0/webhook_endpoints/${ids[i % ids.length]}`,
+        ...to('updateWebhookEndpoint', { id: ids[i % ids.length]! }),
         headers: headers(context),
         body: json({ webhook_endpoint: { description: `bench ${context.unique()}` } }),
       }));
@@ -380,7 +380,7 @@ const webhookScenarios: Scenario[] = [
     floor: { units: 1 + transactional(3), how: 'token read 1 RCU + endpoint, count, secret: 3 items ≤1 KB, transactional = 6 WCU' },
     weight: 4,
     prepare: async (context, count) =>
-      (await endpointsOfFreshAccounts(context, count)).map(({ token, id }) => ({ method: 'DELETE', path: `/v1.0/webhook_endpoints/${id}`, headers: { 'X-Auth-Token': token } })),
+      (await endpointsOfFreshAccounts(context, count)).map(({ token, id }) => ({ ...to('deleteWebhookEndpoint', { id }), headers: { 'X-Auth-Token': token } })),
   },
   {
     operationId: 'rotateWebhookSecret',
@@ -390,7 +390,7 @@ const webhookScenarios: Scenario[] = [
     floor: { units: 1 + transactional(2), how: 'read 1 RCU + check and secret, transactional: 4 WCU' },
     prepare: async (context, count) => {
       const ids = await sharedEndpoints(context);
-      return times(count, (i) => ({ method: 'POST', path: `/v1.0/webhook_endpoints/${ids[i % ids.length]}/rotate_secret`, headers: { 'X-Auth-Token': context.token } }));
+      return times(count, (i) => ({ ...to('rotateWebhookSecret', { id: ids[i % ids.length]! }), headers: { 'X-Auth-Token': context.token } }));
     },
   },
   {
@@ -402,7 +402,7 @@ const webhookScenarios: Scenario[] = [
     prepare: async (context, count) => {
       const [endpoint] = await sharedEndpoints(context);
       await sharedDeliveries(context, endpoint!);
-      return times(count, () => ({ method: 'GET', path: `/v1.0/webhook_endpoints/${endpoint}/deliveries`, headers: { 'X-Auth-Token': context.token } }));
+      return times(count, () => ({ ...to('listWebhookDeliveries', { id: endpoint! }), headers: { 'X-Auth-Token': context.token } }));
     },
   },
   {
@@ -416,8 +416,7 @@ const webhookScenarios: Scenario[] = [
     prepare: async (context, count) => {
       const [endpoint] = await sharedEndpoints(context);
       return times(count, (i) => ({
-        method: 'POST',
-        path: `/v1.0/webhook_endpoints/${endpoint}/deliveries/${1_000_000 + i}/retry`,
+        ...to('retryWebhookDelivery', { id: endpoint!, event_id: 1_000_000 + i }),
         headers: { 'X-Auth-Token': context.token },
       }));
     },
@@ -461,7 +460,7 @@ export const scenarios: readonly Scenario[] = [
       const sales: string[] = [];
       for (const code of codes) {
         const posTransactionId = `VR-${context.unique()}`;
-        const answer = await context.send(tillRequest(context, '/v2.0/redeemed_codes', posTransactionId, [code]));
+        const answer = await context.send(tillRequest(context, 'redeemCodes', posTransactionId, [code]));
         if (answer.status !== 200) throw new Error(`bench: could not redeem a code: ${answer.status} ${json(answer.body)}`);
         sales.push(posTransactionId);
       }
@@ -506,7 +505,7 @@ export const scenarios: readonly Scenario[] = [
     prepare: async (context, count) => {
       // At least a full page of the account's generators (the other scenarios make more).
       await sharedGenerators(context, 'list', DEFAULT_PAGE + 1);
-      return times(count, () => ({ method: 'GET', path: '/v1.0/codegen', headers: { 'X-Auth-Token': context.token } }));
+      return times(count, () => ({ ...to('listCodeGenerators'), headers: { 'X-Auth-Token': context.token } }));
     },
   },
   {
@@ -517,7 +516,7 @@ export const scenarios: readonly Scenario[] = [
     floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, false), how: 'the page\'s projected items from the index, eventually consistent: ceil(bytes / 4 KB) / 2 RCU' },
     prepare: async (context, count) => {
       await sharedGenerators(context, 'list', DEFAULT_PAGE + 1);
-      return times(count, () => ({ method: 'GET', path: `/v1.0/codegen?store_id=${BENCH_STORE}`, headers: { 'X-Auth-Token': context.token } }));
+      return times(count, () => ({ ...to('listCodeGenerators', {}, `?store_id=${BENCH_STORE}`), headers: { 'X-Auth-Token': context.token } }));
     },
   },
   {
@@ -528,7 +527,7 @@ export const scenarios: readonly Scenario[] = [
     floor: { units: 1, how: '1 consistent read ≤4 KB = 1 RCU' },
     prepare: async (context, count) => {
       const ids = await sharedGenerators(context, 'read', 20);
-      return times(count, (i) => ({ method: 'GET', path: `/v1.0/codegen/${ids[i % ids.length]}`, headers: { 'X-Auth-Token': context.token } }));
+      return times(count, (i) => ({ ...to('getCodeGenerator', { id: ids[i % ids.length]! }), headers: { 'X-Auth-Token': context.token } }));
     },
   },
   {
@@ -542,8 +541,7 @@ export const scenarios: readonly Scenario[] = [
       // requests go round 32 generators so concurrent HTTP requests rarely meet on one.
       const ids = await sharedGenerators(context, 'update', 32);
       return times(count, (i) => ({
-        method: 'PATCH',
-        path: `/v1.0/codegen/${ids[i % ids.length]}`,
+        ...to('updateCodeGenerator', { id: ids[i % ids.length]! }),
         headers: headers(context),
         body: json({ code_generator: { description: `bench ${context.unique()}` } }),
       }));
@@ -559,7 +557,7 @@ export const scenarios: readonly Scenario[] = [
     floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, false), how: "the page's projected items from the index, eventually consistent: ceil(bytes / 4 KB) / 2 RCU" },
     prepare: async (context, count) => {
       const { generator } = await issuedCodes(context, 'list-codes', DEFAULT_PAGE + 1);
-      return times(count, () => ({ method: 'GET', path: `/v1.0/codegen/${generator}/codes`, headers: { 'X-Auth-Token': context.token } }));
+      return times(count, () => ({ ...to('listCodes', { id: generator }), headers: { 'X-Auth-Token': context.token } }));
     },
   },
   {
@@ -570,7 +568,7 @@ export const scenarios: readonly Scenario[] = [
     floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, false), how: "the page's projected items from the index, eventually consistent: ceil(bytes / 4 KB) / 2 RCU" },
     prepare: async (context, count) => {
       const { generator } = await issuedCodes(context, 'list-codes', DEFAULT_PAGE + 1);
-      return times(count, () => ({ method: 'GET', path: `/v1.0/codegen/${generator}/codes?redeemed=false`, headers: { 'X-Auth-Token': context.token } }));
+      return times(count, () => ({ ...to('listCodes', { id: generator }, '?redeemed=false'), headers: { 'X-Auth-Token': context.token } }));
     },
   },
   redeemScenario(1),
@@ -584,7 +582,7 @@ export const scenarios: readonly Scenario[] = [
     floor: { units: 2, how: 'read the code and the transaction back: 2 consistent reads ≤4 KB = 2 RCU' },
     prepare: async (context, count) => {
       const { codes } = await issuedCodes(context, 'redeem-retry', 1);
-      const request = tillRequest(context, '/v2.0/redeemed_codes', `R-${context.unique()}`, codes);
+      const request = tillRequest(context, 'redeemCodes', `R-${context.unique()}`, codes);
       const first = await context.send(request);
       if (first.status !== 200) throw new Error(`bench: could not redeem a code: ${first.status} ${json(first.body)}`);
       return times(count, () => request);
@@ -599,7 +597,7 @@ export const scenarios: readonly Scenario[] = [
     floor: { units: 2, how: "the code (the transaction is new: a missing item reads nothing), then the generator's status: 2 consistent reads ≤4 KB = 2 RCU" },
     prepare: async (context, count) => {
       const { codes } = await issuedCodes(context, 'validate', 20);
-      return times(count, (i) => tillRequest(context, '/v2.0/validated_codes', `V-${context.unique()}`, [codes[i % codes.length]!]));
+      return times(count, (i) => tillRequest(context, 'validateCodes', `V-${context.unique()}`, [codes[i % codes.length]!]));
     },
   },
   {
@@ -614,7 +612,7 @@ export const scenarios: readonly Scenario[] = [
       const answer = await context.send(issueRequest(context, generator!, 50));
       const codes: string[] = answer.body?.codes ?? [];
       if (answer.status !== 201 || codes.length !== 50) throw new Error(`bench: could not issue codes: ${answer.status} ${json(answer.body)}`);
-      return times(count, (i) => ({ method: 'GET', path: `/v1.0/codegen/${generator}/codes/${codes[i % codes.length]}`, headers: { 'X-Auth-Token': context.token } }));
+      return times(count, (i) => ({ ...to('getCode', { id: generator!, code: codes[i % codes.length]! }), headers: { 'X-Auth-Token': context.token } }));
     },
   },
   {
@@ -625,7 +623,7 @@ export const scenarios: readonly Scenario[] = [
     floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, true), how: 'the page\'s items, consistent: ceil(bytes / 4 KB) RCU' },
     prepare: async (context, count) => {
       await newEvents(context, DEFAULT_PAGE + 1);
-      return times(count, () => ({ method: 'GET', path: '/v1.0/events?limit=100', headers: { 'X-Auth-Token': context.token } }));
+      return times(count, () => ({ ...to('listEvents', {}, `?limit=${DEFAULT_PAGE}`), headers: { 'X-Auth-Token': context.token } }));
     },
   },
   {
@@ -637,7 +635,7 @@ export const scenarios: readonly Scenario[] = [
     prepare: async (context, count) => {
       // A handful of events, read in turn: a read changes nothing, so requests may repeat.
       const ids = await newEvents(context, Math.min(count, 20));
-      return times(count, (i) => ({ method: 'GET', path: `/v1.0/events/${ids[i % ids.length]}`, headers: { 'X-Auth-Token': context.token } }));
+      return times(count, (i) => ({ ...to('getEvent', { id: ids[i % ids.length]! }), headers: { 'X-Auth-Token': context.token } }));
     },
   },
   {
@@ -647,7 +645,7 @@ export const scenarios: readonly Scenario[] = [
     requestTarget: '1',
     floor: { units: 1, how: '1 item ≤1 KB = 1 WCU' },
     prepare: async (context, count) =>
-      (await newEvents(context, count)).map((id) => ({ method: 'DELETE', path: `/v1.0/events/${id}`, headers: { 'X-Auth-Token': context.token } })),
+      (await newEvents(context, count)).map((id) => ({ ...to('deleteEvent', { id }), headers: { 'X-Auth-Token': context.token } })),
   },
   ...webhookScenarios,
 ];

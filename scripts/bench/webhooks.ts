@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { pathOf } from '../../functions/routes.ts';
 import type { LocalApi } from '../../local/server.ts';
 import { startLocalWebhooks, type WorkerLoader } from '../../local/webhooks.ts';
 import { percentile, row, type Row } from './report.ts';
@@ -94,14 +95,14 @@ export async function measureWebhooks(options: WebhookBenchOptions): Promise<Row
     return { status: response.status, json: text.trim() ? JSON.parse(text) : undefined };
   };
   const register = async (token: string, url: string) => {
-    const created = await post(token, 'core', '/v1.0/webhook_endpoints', { webhook_endpoint: { url, event_types: ['transaction.voided'] } });
+    const created = await post(token, 'core', pathOf('createWebhookEndpoint'), { webhook_endpoint: { url, event_types: ['transaction.voided'] } });
     if (created.status !== 201) throw new Error(`bench: could not register a webhook endpoint: ${created.status} ${JSON.stringify(created.json)}`);
     return created.json.webhook_endpoint.secret as string;
   };
   let serial = 0;
   const voidOnce = async (token: string) => {
     const sent = performance.now();
-    const answer = await post(token, 'pos', '/v2.0/voided_transactions', { transaction: { site_id: 'bench-hooks', pos_transaction_id: `W${serial++}` } });
+    const answer = await post(token, 'pos', pathOf('voidTransaction'), { transaction: { site_id: 'bench-hooks', pos_transaction_id: `W${serial++}` } });
     if (answer.status !== 200) throw new Error(`bench: void answered ${answer.status}`);
     return { id: String(answer.json.transaction.display_messages[0].message_content.event_id), sent };
   };
@@ -131,11 +132,11 @@ export async function measureWebhooks(options: WebhookBenchOptions): Promise<Row
     let polling = true;
     const poller = (async () => {
       while (polling) {
-        const page = await post(alone, 'core', '/v1.0/events?limit=1000', undefined, 'GET');
+        const page = await post(alone, 'core', `${pathOf('listEvents')}?limit=1000`, undefined, 'GET');
         const now = performance.now();
         for (const event of page.json?.events ?? []) {
           if (!polled.has(String(event.id))) polled.set(String(event.id), now);
-          await post(alone, 'core', `/v1.0/events/${event.id}`, undefined, 'DELETE');
+          await post(alone, 'core', pathOf('deleteEvent', { id: event.id }), undefined, 'DELETE');
         }
         await new Promise((r) => setTimeout(r, 100));
       }

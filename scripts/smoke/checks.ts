@@ -1,12 +1,12 @@
-import { hosts, type HostId, type Route } from '../../functions/routes.ts';
+import { hosts, pathOf, type HostId, type Route } from '../../functions/routes.ts';
 import { Skip, type SmokeRun, type SmokeResponse } from './smoke.ts';
 
 /**
  * The smoke checks, one per operation of the route table, keyed by operationId and run in the
  * order written here: each may use what an earlier one made (the run's generator, its codes, its
- * transaction, its events, its webhook endpoint). A route without a check here makes
- * `npm run smoke` refuse to run and the unit test fail; a check whose operation is not in the
- * route table (yet) is not run.
+ * transaction, its events, its webhook endpoint). A route without a check here gets its token
+ * check (tokenCheck: the stage serves it, and its function answers), which `npm run smoke` names;
+ * a check whose operation is not in the route table (yet) is not run.
  *
  * What the run makes says where it comes from, and is left as a shop would not see it: its code
  * generator (store_id `--store-id`, prefix SMOKE-, description "tillgate smoke run <time>") ends
@@ -94,7 +94,7 @@ export const checks: Record<string, Check> = {
             same(endpoint.event_types, ['*'], 'event_types'),
             same(endpoint.status, 'enabled', 'status'),
             !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(endpoint.secret ?? '') && 'secret is not whsec_ and base64',
-            same(headers.get('location'), `${hosts.core.versionPrefix}/webhook_endpoints/${endpoint.id}`, 'Location'),
+            same(headers.get('location'), pathOf('getWebhookEndpoint', { id: endpoint.id }), 'Location'),
           ];
         },
       });
@@ -172,7 +172,7 @@ export const checks: Record<string, Check> = {
         expect: 201,
         verify: ({ json, headers }) => [
           ...Object.entries(generator).map(([key, value]) => same(json.code_generator[key], value, key)),
-          same(headers.get('location'), `${hosts.core.versionPrefix}/codegen/${json.code_generator.id}`, 'Location'),
+          same(headers.get('location'), pathOf('getCodeGenerator', { id: json.code_generator.id }), 'Location'),
         ],
       });
       const id = response.json?.code_generator?.id;
@@ -383,9 +383,28 @@ export const checks: Record<string, Check> = {
   },
 };
 
-/** Routes of the table without a smoke check: the command refuses to run while there is one. */
+/** Routes of the table without a check written above: each gets its token check (tokenCheck). */
 export function routesWithoutCheck(table: readonly Route[]): Route[] {
   return table.filter((route) => !Object.hasOwn(checks, route.operationId));
+}
+
+/**
+ * The check of a route that has none written above: the stage serves it, and the route's own
+ * function answers, refusing a request without a token (401, in its host's shape) before it
+ * reads anything else. A written check says more; until there is one, this one runs.
+ */
+export function tokenCheck(route: Route): Check {
+  const params = Object.fromEntries([...route.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => [name!, '1']));
+  return {
+    async run(run) {
+      await run.request(route.operationId, { anonymous: true, params, note: 'no token (no check written yet)', body: route.body ? {} : undefined, expect: 401 });
+    },
+  };
+}
+
+/** The checks a run makes, in order: those written above, then a token check for each route without one. */
+export function checksOf(table: readonly Route[]): [string, Check][] {
+  return [...Object.entries(checks), ...routesWithoutCheck(table).map((route): [string, Check] => [route.operationId, tokenCheck(route)])];
 }
 
 /**

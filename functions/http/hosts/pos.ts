@@ -1,16 +1,18 @@
 import type { ErrorCode, Problem } from '#http/errors';
+import type { TillAttempt } from '#functions/routes';
 
 /**
  * The pos host's error body: the void response shape, with `errors` for the integration and one
- * display message a cashier can act on (never internals).
+ * display message a cashier can act on (never internals), naming what the till tried (the `till`
+ * of the route's row in functions/routes.ts).
  */
-export function posErrorBody(operationId: string, code: ErrorCode, problems: readonly Problem[], requestId: string) {
+export function posErrorBody(attempt: TillAttempt, code: ErrorCode, problems: readonly Problem[], requestId: string) {
   return {
     transaction: {
       errors: problems.map(({ message }) => ({ message })),
       display_messages: [
         {
-          message: cashierMessage(attemptOf(operationId), code, problems, requestId),
+          message: cashierMessage(attempt, code, problems, requestId),
           message_id: code,
           message_content: { request_id: requestId },
           priority: 1,
@@ -19,27 +21,6 @@ export function posErrorBody(operationId: string, code: ErrorCode, problems: rea
     },
   };
 }
-
-/** What the till tried, in the cashier's words: the noun a message names. */
-export interface TillAttempt {
-  /** `void`, `redemption`, `check`: "This void …". */
-  readonly noun: string;
-  /** `Voiding`, `Redemption`: "… is temporarily unavailable" (names the noun's act, so the text says what the till tried). */
-  readonly activity: string;
-}
-
-/**
- * One row per pos operation, by operationId: a new pos route adds its row here and every cashier
- * text names it. An operation without a row reads as a "request" (never wrong, only vaguer).
- */
-export const TILL_ATTEMPTS: Readonly<Record<string, TillAttempt>> = {
-  voidTransaction: { noun: 'void', activity: 'Voiding' },
-  redeemCodes: { noun: 'redemption', activity: 'Redemption' },
-  validateCodes: { noun: 'check', activity: 'Checking codes' },
-};
-
-const attemptOf = (operationId: string): TillAttempt =>
-  TILL_ATTEMPTS[operationId] ?? { noun: 'request', activity: 'This service' };
 
 const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 

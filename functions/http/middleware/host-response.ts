@@ -8,8 +8,8 @@ import { etagMatches, weakEtag } from '#http/etags';
 import { loggablePath } from '#http/loggable-path';
 import { withOriginalStack } from '#runtime/original-stack';
 import type { Reply } from '#http/reply';
-import type { ApiMiddleware, ApiOptions, ApiRequest } from '#http/request';
-import type { HostId } from '#functions/routes';
+import type { ApiMiddleware, ApiRequest } from '#http/request';
+import type { HostId, Route } from '#functions/routes';
 
 /**
  * Hand-written: no maintained middleware speaks two hosts' error envelopes, echoes a validated
@@ -21,7 +21,8 @@ const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 const started = new WeakMap<object, number>();
 
-export function hostResponse({ host, operationId }: ApiOptions): ApiMiddleware {
+export function hostResponse(route: Route): ApiMiddleware {
+  const { host, operationId } = route;
   return {
     before: (request) => {
       started.set(request, performance.now());
@@ -41,7 +42,7 @@ export function hostResponse({ host, operationId }: ApiOptions): ApiMiddleware {
         // only a generic message.
         logger.error('request failed', { request_id: request.context.requestId, operation: operationId, error: withOriginalStack(request.error) });
       }
-      finish(request, errorReply(host, operationId, error, request.context.requestId), host, operationId, error, request.error);
+      finish(request, errorReply(route, error, request.context.requestId), host, operationId, error, request.error);
     },
   };
 }
@@ -119,9 +120,9 @@ function toHttpError(error: unknown): HttpError {
   return new HttpError(500, 'internal_error', [{ message: 'Internal server error' }]);
 }
 
-function errorReply(host: HostId, operationId: string, error: HttpError, requestId: string): Reply {
+function errorReply(route: Route, error: HttpError, requestId: string): Reply {
   const problems: readonly Problem[] =
     error.code === 'internal_error' ? [{ message: `Internal server error; quote request id ${requestId} to support` }] : error.problems;
-  const body = host === 'core' ? coreErrorBody(problems) : posErrorBody(operationId, error.code, problems, requestId);
+  const body = route.host === 'core' ? coreErrorBody(problems) : posErrorBody(route.till, error.code, problems, requestId);
   return { statusCode: error.statusCode, body };
 }

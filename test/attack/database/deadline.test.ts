@@ -2,6 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { api } from '../../../functions/http/chain.ts';
 import { ok } from '../../../functions/http/reply.ts';
+import idPath from '../../../functions/http/schemas/idPath.generated.ts';
 import { dynamodb, MAX_ATTEMPTS, REQUEST_TIMEOUT_MS } from '../../../functions/runtime/clients.ts';
 import { tableName } from '../../../functions/runtime/config.ts';
 import { DeadlineExceededError, TIMEOUT_RESERVE_MS, deadlineSignal, withDeadline } from '../../../functions/runtime/deadline.ts';
@@ -152,7 +153,7 @@ describe('a hung database ends in 503 with Retry-After before the invocation dea
 
   it('a handler that waits on something else: middy\'s early timeout answers 503 at the deadline', async () => {
     const account = await newAccount();
-    const waitsForever = api({ host: 'core', operationId: 'getEvent' }).handler(() => new Promise(() => undefined).then(() => ok({})));
+    const waitsForever = api({ host: 'core', operationId: 'getEvent', params: idPath }).handler(() => new Promise(() => undefined).then(() => ok({})));
 
     const { result: response, ms } = await timed(() =>
       invoke(waitsForever, 'getEvent', '/v1.0/events/1', { headers: { 'X-Auth-Token': account.token }, remainingMs: REMAINING_MS }),

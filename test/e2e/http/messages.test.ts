@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../../functions/data/api-keys.ts';
-import { cashierMessage, TILL_ATTEMPTS } from '../../../functions/http/hosts/pos.ts';
+import { cashierMessage } from '../../../functions/http/hosts/pos.ts';
 import type { ErrorCode } from '../../../functions/http/errors.ts';
 import { routes } from '../../../functions/routes.ts';
 import { winterPromotion } from '../../support/fixtures.ts';
@@ -147,9 +147,9 @@ describe('pos cashier texts', () => {
   /** Faults the same request can get past by being sent again. */
   const retryable = new Set<ErrorCode>(['service_unavailable', 'internal_error']);
 
-  it.each(posRoutes.map((route) => [route.operationId] as const))('%s: each names what the till tried, and only a passing fault says "try again"', (operationId) => {
-    const attempt = TILL_ATTEMPTS[operationId];
-    expect(attempt, `add ${operationId} to TILL_ATTEMPTS in functions/http/hosts/pos.ts`).toBeDefined();
+  it.each(posRoutes.map((route) => [route.operationId, route] as const))('%s: each names what the till tried, and only a passing fault says "try again"', (operationId, route) => {
+    const attempt = route.till;
+    expect(attempt, `give ${operationId} a till in functions/routes.ts`).toBeDefined();
     for (const code of codes) {
       const text = cashierMessage(attempt!, code, [{ message: 'transaction.site_id must not be empty' }], 'req-1');
       if (code !== 'not_found') expect(text.toLowerCase(), code).toContain(attempt!.noun);
@@ -158,8 +158,9 @@ describe('pos cashier texts', () => {
   });
 
   it('names the operations of the contract: void, redemption, check', () => {
-    expect(TILL_ATTEMPTS.voidTransaction!.noun).toBe('void');
-    expect(TILL_ATTEMPTS.redeemCodes!.noun).toBe('redemption');
-    expect(TILL_ATTEMPTS.validateCodes!.noun).toBe('check');
+    const nounOf = (operationId: string) => routes.find((route) => route.operationId === operationId)?.till?.noun;
+    expect(nounOf('voidTransaction')).toBe('void');
+    expect(nounOf('redeemCodes')).toBe('redemption');
+    expect(nounOf('validateCodes')).toBe('check');
   });
 });
