@@ -39,7 +39,7 @@ export interface SupervisedDynamoDb {
 }
 
 export const DEFAULT_BACKOFF_MS = [500, 1000, 2000, 5000, 10_000] as const;
-export const DEFAULT_STABLE_AFTER_MS = 60_000;
+const DEFAULT_STABLE_AFTER_MS = 60_000;
 export const DEFAULT_MAX_FAILED_STARTS = 5;
 
 export async function superviseDynamoDbLocal(options: SupervisorOptions): Promise<SupervisedDynamoDb> {

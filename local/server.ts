@@ -170,7 +170,7 @@ async function serve(
  * when one matches (named by its template, never by the path as sent, which may hold a code).
  * Only the local server says it: in AWS the 404 is a gateway response, one fixed text per API.
  */
-export function otherHostHint(host: HostId, method: string, path: string, urlOf: Partial<Record<HostId, string>> = {}): string | undefined {
+function otherHostHint(host: HostId, method: string, path: string, urlOf: Partial<Record<HostId, string>> = {}): string | undefined {
   const other = (Object.keys(hosts) as HostId[]).find((id) => id !== host && (path === hosts[id].versionPrefix || path.startsWith(`${hosts[id].versionPrefix}/`)));
   if (!other) return undefined;
   const where = `the ${other} host${urlOf[other] ? ` (${urlOf[other]} here)` : ''}, not the ${host} host`;

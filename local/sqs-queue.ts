@@ -162,7 +162,10 @@ export class LocalSqsQueue implements LocalQueue {
 
   /** A new message, visible after its delay (FIFO: at the end of its group at once). */
   private later(item: Waiting, delayMs: number): void {
-    if (!this.fifo) return this.delay(item, delayMs);
+    if (!this.fifo) {
+      this.delay(item, delayMs);
+      return;
+    }
     const groupId = item.message.groupId!;
     const group = this.groups.get(groupId) ?? { waiting: [], busy: false };
     this.groups.set(groupId, group);

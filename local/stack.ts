@@ -72,7 +72,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const database = options.dynamodb ?? {};
   let dynamodbEndpoint: string;
   let dynamodbPort: number | undefined;
-  let stopDynamoDb = async () => undefined as void;
+  let stopDynamoDb: () => Promise<void> = async () => {};
   if ('endpoint' in database) {
     dynamodbEndpoint = database.endpoint;
     await tablesReady(dynamodbEndpoint);

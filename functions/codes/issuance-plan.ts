@@ -1,5 +1,5 @@
 /** DynamoDB's limit of items in one TransactWriteItems. */
-export const TRANSACTION_ITEMS = 100;
+const TRANSACTION_ITEMS = 100;
 
 /**
  * How an issuance of `count` codes splits into transactions. The last transaction completes the

@@ -50,7 +50,7 @@ export const codeGeneratorCreate = Type.Object(
 
 const immutable = () => forbidden('cannot be changed; only status and description can');
 
-export const codeGeneratorPatch = Type.Object(
+const codeGeneratorPatch = Type.Object(
   {
     status: Type.Optional(status),
     description: Type.Optional(description),
@@ -67,7 +67,7 @@ export const codeGeneratorPatch = Type.Object(
   { additionalProperties: false },
 );
 
-export const codesIssue = Type.Object(
+const codesIssue = Type.Object(
   { count: Type.Integer({ minimum: 1, maximum: 1000, description: 'How many codes to issue.' }) },
   { additionalProperties: false },
 );
@@ -105,7 +105,7 @@ export const webhookEndpointCreate = Type.Object(
   { additionalProperties: false },
 );
 
-export const webhookEndpointPatch = Type.Object(
+const webhookEndpointPatch = Type.Object(
   {
     url: Type.Optional(webhookUrl),
     event_types: Type.Optional(webhookEventTypes),
@@ -128,7 +128,7 @@ const optionalText = (options: object = {}) =>
  * POS agents of many versions are in the field: keys this version does not know are ignored
  * (dropped after validation), and `null` counts as absent (dropped before validation).
  */
-export const voidTransaction = Type.Object({
+const voidTransaction = Type.Object({
   site_id: Type.String({ minLength: 1, maxLength: 128 }),
   pos_transaction_id: Type.String({ minLength: 1, maxLength: 128 }),
   // The pattern is RFC 3339's syntax; the format adds the calendar and clock ranges.
@@ -156,7 +156,7 @@ const MAX_CODES_PER_REQUEST = 10;
  * as leniently as a void (unknown keys ignored, null absent). Letters in any case; a code listed
  * twice counts once.
  */
-export const codesRedemption = Type.Object({
+const codesRedemption = Type.Object({
   ...voidTransaction.properties,
   codes: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
     minItems: 1,
@@ -197,14 +197,14 @@ function positiveDecimalUpTo(max: number): string {
 const positiveInteger = (description: string) =>
   Type.String({ pattern: positiveDecimalUpTo(SAFE_MAX), maxLength: String(SAFE_MAX).length, 'x-kind': `a positive integer of at most ${SAFE_MAX} (2^53 - 1)`, description });
 
-export const idPath = Type.Object({ id: positiveInteger('A positive integer; anything else answers 400.') });
+const idPath = Type.Object({ id: positiveInteger('A positive integer; anything else answers 400.') });
 
-export const deliveryPath = Type.Object({
+const deliveryPath = Type.Object({
   id: positiveInteger('The webhook endpoint id.'),
   event_id: positiveInteger('The event id: webhook-id of its deliveries.'),
 });
 
-export const codePath = Type.Object({
+const codePath = Type.Object({
   id: positiveInteger('The code generator id.'),
   // Any text: a code that is not one the generator issued, however it is spelled, answers 404
   // (PRODUCT.md); the handler turns away what cannot be a code before it reads anything.
@@ -227,9 +227,9 @@ const cursor = Type.String({
   description: 'Opaque: the next_cursor of the previous page, with the same filters.',
 });
 
-export const listQuery = Type.Object({ limit: Type.Optional(limit), cursor: Type.Optional(cursor) }, { additionalProperties: false });
+const listQuery = Type.Object({ limit: Type.Optional(limit), cursor: Type.Optional(cursor) }, { additionalProperties: false });
 
-export const codeGeneratorListQuery = Type.Object(
+const codeGeneratorListQuery = Type.Object(
   {
     limit: Type.Optional(limit),
     cursor: Type.Optional(cursor),
@@ -238,7 +238,7 @@ export const codeGeneratorListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const codeListQuery = Type.Object(
+const codeListQuery = Type.Object(
   {
     limit: Type.Optional(limit),
     cursor: Type.Optional(cursor),

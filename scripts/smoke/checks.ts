@@ -393,7 +393,7 @@ export function routesWithoutCheck(table: readonly Route[]): Route[] {
  * function answers, refusing a request without a token (401, in its host's shape) before it
  * reads anything else. A written check says more; until there is one, this one runs.
  */
-export function tokenCheck(route: Route): Check {
+function tokenCheck(route: Route): Check {
   const params = Object.fromEntries([...route.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => [name!, '1']));
   return {
     async run(run) {
