@@ -1,9 +1,10 @@
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { claimAttempt, recordAttempt, releaseClaim, type AttemptOutcome } from '#data/webhook-deliveries';
 import { disableEndpoint, findEndpoint, noteFailure, noteSuccess } from '#data/webhook-endpoints';
 import { signingSecrets } from '#data/webhook-secrets';
 import { logger, metrics } from '#runtime/observability';
+import { worker } from '#runtime/worker-chain';
 import { ATTEMPT_TIMEOUT_MS, postWebhook, type AttemptResult } from './post-webhook.ts';
 import { enqueueDue, enqueueWaiting, originOf, placeOf, type DeliveryMessage } from './delivery-queue.ts';
 import { DISABLE_AFTER_FAILING_MS, retryDelaySeconds, webhookHeaders, webhookPayload } from './rules.ts';
@@ -29,8 +30,7 @@ import { DISABLE_AFTER_FAILING_MS, retryDelaySeconds, webhookHeaders, webhookPay
 /** Longer than an attempt can take, so that a second copy of the message cannot send while the first is in flight. */
 const LEASE_MS = ATTEMPT_TIMEOUT_MS + 45_000;
 
-export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
-  if (context) logger.addContext(context);
+export const handler = worker('queue', 'sendWebhookDeliveries').handler(async (event) => {
   const outcomes = await Promise.all(
     event.Records.map(async (record) => {
       try {
@@ -46,9 +46,8 @@ export async function handler(event: SQSEvent, context?: Context): Promise<SQSBa
       }
     }),
   );
-  if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   return { batchItemFailures: outcomes.filter((r): r is SQSRecord => r !== undefined).map((r) => ({ itemIdentifier: r.messageId })) };
-}
+});
 
 export async function processMessage(message: DeliveryMessage): Promise<void> {
   if (message.due_at > Date.now() + 1000) {
