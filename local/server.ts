@@ -6,6 +6,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { hosts, routes, type HostId, type Route } from '../functions/routes.ts';
 import { loggablePath } from '../functions/http/loggable-path.ts';
 import { gatewayError, gatewayErrorBody, METHOD_NOT_ALLOWED, methodsByPath, type GatewayError } from '../infra/gateway-errors.ts';
+import { runInvocation } from './invocation.ts';
 
 /**
  * The local stand-in for API Gateway: one HTTP server per host, each turning a request into the
@@ -155,7 +156,7 @@ async function serve(
     succeed: () => undefined,
   } satisfies Context;
 
-  const result = await handlers.get(match.route)!(event, context);
+  const result = await runInvocation(handlers.get(match.route)!, event, context);
   const payload = Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
   const headers: Record<string, string | string[]> = { ...(result.multiValueHeaders as Record<string, string[]>) };
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);

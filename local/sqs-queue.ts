@@ -4,6 +4,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { queues as queueSpecs, type QueueId } from '../functions/queues.ts';
 import type { QueuedMessage } from '../functions/webhooks/delivery-queue.ts';
 import type { Worker } from '../functions/workers.ts';
+import { runInvocation } from './invocation.ts';
 import { lambdaContext, type WorkerHandler } from './invoke.ts';
 
 /**
@@ -248,7 +249,7 @@ export class LocalSqsQueue implements LocalQueue {
             awsRegion: 'local',
           })),
         };
-        const result = (await this.handler(event, lambdaContext(this.worker.name, this.worker.timeoutSeconds))) as SQSBatchResponse | undefined;
+        const result = (await runInvocation(this.handler, event, lambdaContext(this.worker.name, this.worker.timeoutSeconds))) as SQSBatchResponse | undefined;
         failed = new Set((result?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
       } catch (error) {
         failed = new Set(items.map((item) => item.id));

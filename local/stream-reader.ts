@@ -9,6 +9,7 @@ import {
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { Worker } from '../functions/workers.ts';
 import { localClient } from './dynamodb.ts';
+import { runInvocation } from './invocation.ts';
 import { lambdaContext, sleep, type WorkerHandler } from './invoke.ts';
 
 /**
@@ -187,7 +188,7 @@ export class StreamPoller {
       if (inserts.length > 0) {
         try {
           const event = { Records: inserts.map(toLambdaRecord(this.streamArn)) } satisfies DynamoDBStreamEvent;
-          const result = (await this.handler(event, lambdaContext(this.worker.name, this.worker.timeoutSeconds))) as
+          const result = (await runInvocation(this.handler, event, lambdaContext(this.worker.name, this.worker.timeoutSeconds))) as
             | DynamoDBBatchResponse
             | undefined;
           failedAt = result?.batchItemFailures?.[0]?.itemIdentifier;

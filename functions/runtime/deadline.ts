@@ -67,7 +67,7 @@ type ExecutionMode = (parts: { middyRequest: unknown; runRequest: (request: { co
 const standard = executionModeStandard as unknown as ExecutionMode;
 
 /**
- * middy's plugin options for every chain of api.ts: the standard execution mode with each
+ * middy's plugin options for every chain (http/chain.ts, worker-chain.ts): the standard execution mode with each
  * request run inside its deadline, and middy's early timeout at the same moment.
  */
 export const deadlinePlugin = {

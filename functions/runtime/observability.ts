@@ -2,8 +2,8 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 
 /**
- * One structured logger and one EMF metrics buffer per execution environment; Powertools' middy
- * middlewares (see api.ts) put the Lambda context on every log line and flush the metrics.
+ * One structured logger and one EMF metrics buffer per execution environment; the chains
+ * (http/chain.ts, worker-chain.ts) put the Lambda context on every log line and flush the metrics.
  * Locally, `POWERTOOLS_METRICS_DISABLED=true` keeps EMF documents off the console.
  */
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'tillgate' });

@@ -1,11 +1,12 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBRecord } from 'aws-lambda';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { EventRecord } from '#data/events';
 import { newDelivery, putNewDelivery } from '#data/webhook-deliveries';
 import { endpointsOf, type WebhookEndpoint } from '#data/webhook-endpoints';
 import { logger, metrics } from '#runtime/observability';
+import { worker } from '#runtime/worker-chain';
 import { enqueueDue, placeOf, type DeliveryMessage } from './delivery-queue.ts';
 
 /**
@@ -19,6 +20,9 @@ import { enqueueDue, placeOf, type DeliveryMessage } from './delivery-queue.ts';
  * (a stream retry after a failure between the two must not lose it); the sender's claim on
  * (generation, attempts) makes a second copy of a message send nothing. A record that fails is
  * reported (reportBatchItemFailures): the stream retries from it, later records included.
+ * Not Powertools' batch processor: a stream checkpoints at one record, so the answer names the
+ * first failed record in stream order (the processor lists every failure, in the order they
+ * happened) and the count of deliveries stops there (the records after it are handed over again).
  */
 export function isSubscribed(endpoint: WebhookEndpoint, event: Pick<EventRecord, 'type' | 'created_at'>): boolean {
   return (
@@ -29,8 +33,7 @@ export function isSubscribed(endpoint: WebhookEndpoint, event: Pick<EventRecord,
   );
 }
 
-export async function handler(stream: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> {
-  if (context) logger.addContext(context);
+export const handler = worker('stream', 'fanOutWebhookEvents').handler(async (stream) => {
   const endpointsByAccount = new Map<number, Promise<WebhookEndpoint[]>>();
   let deliveries = 0;
   try {
@@ -54,10 +57,10 @@ export async function handler(stream: DynamoDBStreamEvent, context?: Context): P
     }
     return { batchItemFailures: [] };
   } finally {
+    // Flushed by the worker chain, after an error too.
     metrics.addMetric('WebhookDeliveriesCreated', MetricUnit.Count, deliveries);
-    if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   }
-}
+});
 
 async function fanOut(record: DynamoDBRecord, endpointsByAccount: Map<number, Promise<WebhookEndpoint[]>>): Promise<number> {
   if (record.eventName !== 'INSERT' || !record.dynamodb?.NewImage) return 0;

@@ -1,5 +1,5 @@
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger } from '#runtime/observability';
+import { worker } from '#runtime/worker-chain';
 import { enqueueDue, enqueueWaiting, type DeliveryMessage } from './delivery-queue.ts';
 
 /** A message due within this much is due: SQS delays in whole seconds. */
@@ -12,9 +12,11 @@ const DUE_WITHIN_MS = 1000;
  * message that cannot be moved is reported (partial batch response) and SQS hands it over again;
  * a copy moved twice is harmless (the FIFO queue drops a copy within 5 minutes, and the sender's
  * claim makes any later copy send nothing).
+ * Not Powertools' batch processor: the unit of work is a send of the batch's due messages (and
+ * one of its waiting ones), one SendMessageBatch each, not a record; a failed send fails its
+ * messages together.
  */
-export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
-  if (context) logger.addContext(context);
+export const handler = worker('queue', 'forwardDueWebhookDeliveries').handler(async (event) => {
   const now = Date.now();
   const parsed = event.Records.map((record) => ({ id: record.messageId, message: JSON.parse(record.body) as DeliveryMessage }));
   const isDue = (p: Parsed) => p.message.due_at <= now + DUE_WITHIN_MS;
@@ -23,7 +25,7 @@ export async function handler(event: SQSEvent, context?: Context): Promise<SQSBa
     move(parsed.filter((p) => !isDue(p)), (messages) => enqueueWaiting(messages, now)),
   ]);
   return { batchItemFailures: failed.flat().map((itemIdentifier) => ({ itemIdentifier })) };
-}
+});
 
 interface Parsed {
   readonly id: string;

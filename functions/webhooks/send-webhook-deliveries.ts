@@ -1,9 +1,11 @@
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
+import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { claimAttempt, recordAttempt, releaseClaim, type AttemptOutcome } from '#data/webhook-deliveries';
 import { disableEndpoint, findEndpoint, noteFailure, noteSuccess } from '#data/webhook-endpoints';
 import { signingSecrets } from '#data/webhook-secrets';
 import { logger, metrics } from '#runtime/observability';
+import { worker } from '#runtime/worker-chain';
 import { ATTEMPT_TIMEOUT_MS, postWebhook, type AttemptResult } from './post-webhook.ts';
 import { enqueueDue, enqueueWaiting, originOf, placeOf, type DeliveryMessage } from './delivery-queue.ts';
 import { DISABLE_AFTER_FAILING_MS, retryDelaySeconds, webhookHeaders, webhookPayload } from './rules.ts';
@@ -29,25 +31,29 @@ import { DISABLE_AFTER_FAILING_MS, retryDelaySeconds, webhookHeaders, webhookPay
 /** Longer than an attempt can take, so that a second copy of the message cannot send while the first is in flight. */
 const LEASE_MS = ATTEMPT_TIMEOUT_MS + 45_000;
 
-export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
-  if (context) logger.addContext(context);
-  const outcomes = await Promise.all(
-    event.Records.map(async (record) => {
-      try {
-        await processMessage(JSON.parse(record.body) as DeliveryMessage);
-        return undefined;
-      } catch (error) {
-        logger.error('webhook message failed; the queue delivers it again', {
-          message_id: record.messageId,
-          error_name: (error as Error).name,
-          error_message: (error as Error).message,
-        });
-        return record;
-      }
-    }),
-  );
-  if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
-  return { batchItemFailures: outcomes.filter((r): r is SQSRecord => r !== undefined).map((r) => ({ itemIdentifier: r.messageId })) };
+/**
+ * Powertools' FIFO processor: the records of a batch one after the other, and after a failure the
+ * rest of the batch reported failed unprocessed, so a group's order holds whatever the batch size
+ * (the event source's is 1). A batch whose every record failed is answered as failed items, not
+ * thrown (throwOnFullBatchFailure: false): SQS hands them over again either way, and the
+ * invocation is not counted as an error. A processor per invocation: it keeps the batch's state,
+ * and the local stack runs up to 50 invocations side by side in one process.
+ */
+export const handler = worker('queue', 'sendWebhookDeliveries').handler((event) =>
+  processPartialResponse(event, sendRecord, new SqsFifoPartialProcessorAsync(), { throwOnFullBatchFailure: false }),
+);
+
+async function sendRecord(record: SQSRecord): Promise<void> {
+  try {
+    await processMessage(JSON.parse(record.body) as DeliveryMessage);
+  } catch (error) {
+    logger.error('webhook message failed; the queue delivers it again', {
+      message_id: record.messageId,
+      error_name: (error as Error).name,
+      error_message: (error as Error).message,
+    });
+    throw error;
+  }
 }
 
 export async function processMessage(message: DeliveryMessage): Promise<void> {
