@@ -1,13 +1,13 @@
-import '../support/webhook-env.ts';
-import '../support/debug-logs.ts';
+import '../../support/webhooks/env.ts';
+import '../../support/debug-logs.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { winterPromotion } from '../support/fixtures.ts';
-import { call } from '../support/http.ts';
-import { useLocalApi } from '../support/local-api.ts';
-import { startTestWebhooks } from '../support/local-webhooks.ts';
-import { startReceiver, type Receiver } from '../support/webhook-receiver.ts';
-import type { LocalWebhooks } from '../../local/webhooks.ts';
-import { captureLogs } from '../attack/support.ts';
+import { winterPromotion } from '../../support/fixtures.ts';
+import { call } from '../../support/http.ts';
+import { useLocalApi } from '../../support/local-api.ts';
+import { startTestWebhooks } from '../../support/local-webhooks.ts';
+import { startReceiver, type Receiver } from '../../support/webhooks/receiver.ts';
+import type { LocalWebhooks } from '../../../local/webhooks.ts';
+import { captureLogs } from '../../attack/support.ts';
 
 /**
  * On the local stack the routes and the workers run in one process, and a route's message reaches

@@ -1,12 +1,12 @@
-import '../support/webhook-env.ts';
-import '../support/debug-logs.ts';
+import '../../support/webhooks/env.ts';
+import '../../support/debug-logs.ts';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { worker } from '../../functions/runtime/worker-chain.ts';
-import { deadlineSignal, withDeadline } from '../../functions/runtime/deadline.ts';
-import { captureLogs } from '../attack/support.ts';
+import { worker } from '../../../functions/runtime/worker-chain.ts';
+import { deadlineSignal, withDeadline } from '../../../functions/runtime/deadline.ts';
+import { captureLogs } from '../../attack/support.ts';
 
-const { handler: sender } = await import('../../functions/webhooks/send-webhook-deliveries.ts');
+const { handler: sender } = await import('../../../functions/webhooks/send-webhook-deliveries.ts');
 
 const context = (name: string) => ({ awsRequestId: `request-${name}`, functionName: name, getRemainingTimeInMillis: () => 30_000 }) as Context;
 
