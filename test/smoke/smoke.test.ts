@@ -229,7 +229,7 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
     expect(run.failures[0]).toMatch(/^FAIL 404 {2}unknownRoute +GET \/v1\.0\/smoke-no-such-route +\d+ ms {2}--core-url answers in the pos host's error shape: are --core-url and --pos-url swapped\?$/);
     expect(run.stdout).toMatch(/^FAIL 404 {2}unknownRoute +GET \/v2\.0\/smoke-no-such-route +\d+ ms {2}--pos-url answers in the core host's error shape/m);
     expect(run.stdout).toMatch(/^FAIL 404 {2}methodNotAllowed +DELETE \/v1\.0\/codegen +\d+ ms {2}--core-url answers in the pos host's error shape/m);
-    expect(run.stdout).toMatch(/^FAIL 404 {2}createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms {2}expected 201, got 404: No route for this method and path \(no such route on this host: is --core-url the core host/m);
+    expect(run.stdout).toMatch(/^FAIL 404 {2}createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms {2}expected 201, got 404: No route for this method and path: POST \/v1\.0\/codegen is served by the core host \(http:\/\/127\.0\.0\.1:\d+ here\), not the pos host \(no such route on this host: is --core-url the core host/m);
     expect(run.stdout).toMatch(/^FAIL: \d+ of \d+ checks failed/m);
   }, 60_000);
 
