@@ -54,7 +54,8 @@ module.exports = {
     {
       name: 'production-reaches-no-tooling',
       severity: 'error',
-      comment: 'What ships (functions/) imports nothing from the local stack, scripts, tests, infra or the OpenAPI tooling: local hooks are injected at the edge.',
+      comment:
+        'What ships (functions/) imports nothing from the local stack, scripts, tests, infra or the OpenAPI tooling: local hooks are injected at the edge.',
       from: { path: '^functions/' },
       to: { path: '^(local|scripts|test|infra|openapi)/' },
     },
@@ -69,7 +70,8 @@ module.exports = {
     {
       name: 'infra-reads-declarations',
       severity: 'error',
-      comment: 'infra/ builds the stack from the declaration tables and may use kernel types; it never loads a handler or feature module (bundles are built from the rows).',
+      comment:
+        'infra/ builds the stack from the declaration tables and may use kernel types; it never loads a handler or feature module (bundles are built from the rows).',
       from: { path: '^infra/' },
       to: { path: '^functions/', pathNot: [TABLES], dependencyTypesNot: ['type-only'] },
     },

@@ -51,7 +51,7 @@ export const workers: readonly Worker[] = [
     tables: { webhookEndpoints: ['Query'], webhookDeliveries: ['PutItem'] },
     queues: ['webhookDeliveries'],
     timeoutSeconds: 30,
-    summary: "Turns each new event into one delivery per enabled endpoint of its account that subscribes to its type",
+    summary: 'Turns each new event into one delivery per enabled endpoint of its account that subscribes to its type',
   },
   {
     name: 'sendWebhookDeliveries',

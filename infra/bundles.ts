@@ -49,9 +49,7 @@ export function findBundles(cdkOutDir: string): Record<string, string> {
         throw new Error(`${artifactId}/${logicalId} (${operationId}): bundle ${bundle} is missing`);
       }
       if (bundles[operationId] && bundles[operationId] !== bundle) {
-        throw new Error(
-          `Operation ${operationId} appears in more than one stack of ${outDir}; synthesize one stage at a time`,
-        );
+        throw new Error(`Operation ${operationId} appears in more than one stack of ${outDir}; synthesize one stage at a time`);
       }
       bundles[operationId] = bundle;
     }

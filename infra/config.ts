@@ -74,9 +74,7 @@ export const defaults = {
 const RATE_WINDOWS = [60, 120, 300, 600];
 
 /** The retention periods CloudWatch Logs accepts. */
-const LOG_RETENTION_DAYS = [
-  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
-];
+const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
 
 export function readConfig(node: Node): TillgateConfig {
   const raw = (key: string): string | undefined => {

@@ -76,8 +76,7 @@ export const METHOD_NOT_ALLOWED = {
   statusCode: 405,
   messageId: 'method_not_allowed',
   /** `$context.httpMethod` is the method as API Gateway received it. */
-  message: (method: string, allow: readonly string[]) =>
-    `Method ${method} is not allowed on this path; it serves ${allow.join(', ')} (see the Allow header)`,
+  message: (method: string, allow: readonly string[]) => `Method ${method} is not allowed on this path; it serves ${allow.join(', ')} (see the Allow header)`,
 } as const;
 
 /** Each resource path of a host that serves at least one route, with the methods it serves, sorted. */

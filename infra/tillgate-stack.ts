@@ -96,7 +96,7 @@ export class TillgateStack extends Stack {
     if (config.webAclArn && config.tokenRateLimitEnabled) {
       Annotations.of(this).addWarningV2(
         OWN_WEB_ACL_WITHOUT_TOKEN_LIMIT,
-        'webAclArn replaces the stack\'s web ACL (a stage has one at most), so the per-token rate limit is not shipped: ' +
+        "webAclArn replaces the stack's web ACL (a stage has one at most), so the per-token rate limit is not shipped: " +
           'add its rules to your web ACL (docs/security.md, "Per-token limits"), or set -c tokenRateLimitEnabled=false to silence this.',
       );
     }

@@ -192,10 +192,7 @@ async function createTable(client: DynamoDBClient, id: TableId, name: string): P
   const input: CreateTableCommandInput = {
     TableName: name,
     BillingMode: 'PAY_PER_REQUEST',
-    KeySchema: [
-      { AttributeName: spec.partitionKey.name, KeyType: 'HASH' },
-      ...(sortKey ? [{ AttributeName: sortKey.name, KeyType: 'RANGE' as const }] : []),
-    ],
+    KeySchema: [{ AttributeName: spec.partitionKey.name, KeyType: 'HASH' }, ...(sortKey ? [{ AttributeName: sortKey.name, KeyType: 'RANGE' as const }] : [])],
     AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({
       AttributeName,
       AttributeType: AttributeType as 'S' | 'N',

@@ -34,8 +34,7 @@ const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 const functionTimeoutMs = () => Number(process.env.LOCAL_FUNCTION_TIMEOUT_MS ?? 10_000);
 
 /** Handlers from the TypeScript sources (run under tsx or vitest). */
-export const sourceHandlers: HandlerLoader = async (route) =>
-  (await import(pathToFileURL(resolve(route.entry)).href)).handler as LambdaHandler;
+export const sourceHandlers: HandlerLoader = async (route) => (await import(pathToFileURL(resolve(route.entry)).href)).handler as LambdaHandler;
 
 /** Handlers from the bundles `cdk synth` built: what is deployed. */
 export function bundledHandlers(bundles: Record<string, string>): HandlerLoader {
@@ -46,11 +45,7 @@ export function bundledHandlers(bundles: Record<string, string>): HandlerLoader 
   };
 }
 
-export async function startLocalApi(options: {
-  ports: Record<HostId, number>;
-  loadHandler: HandlerLoader;
-  log?: (line: string) => void;
-}): Promise<LocalApi> {
+export async function startLocalApi(options: { ports: Record<HostId, number>; loadHandler: HandlerLoader; log?: (line: string) => void }): Promise<LocalApi> {
   const log = options.log ?? ((line) => process.stdout.write(`${line}\n`));
   const handlers = new Map<Route, LambdaHandler>();
   for (const route of routes) handlers.set(route, await options.loadHandler(route));
@@ -76,9 +71,10 @@ export async function startLocalApi(options: {
     }),
   );
 
-  const urls = Object.fromEntries(
-    servers.map(([host, server]) => [host, `http://127.0.0.1:${(server.address() as { port: number }).port}`]),
-  ) as Record<HostId, string>;
+  const urls = Object.fromEntries(servers.map(([host, server]) => [host, `http://127.0.0.1:${(server.address() as { port: number }).port}`])) as Record<
+    HostId,
+    string
+  >;
   Object.assign(urlOf, urls);
 
   return {
@@ -172,7 +168,9 @@ async function serve(
  * Only the local server says it: in AWS the 404 is a gateway response, one fixed text per API.
  */
 function otherHostHint(host: HostId, method: string, path: string, urlOf: Partial<Record<HostId, string>> = {}): string | undefined {
-  const other = (Object.keys(hosts) as HostId[]).find((id) => id !== host && (path === hosts[id].versionPrefix || path.startsWith(`${hosts[id].versionPrefix}/`)));
+  const other = (Object.keys(hosts) as HostId[]).find(
+    (id) => id !== host && (path === hosts[id].versionPrefix || path.startsWith(`${hosts[id].versionPrefix}/`)),
+  );
   if (!other) return undefined;
   const where = `the ${other} host${urlOf[other] ? ` (${urlOf[other]} here)` : ''}, not the ${host} host`;
   const route = matchRoute(other, method, path);
@@ -236,7 +234,8 @@ async function readBody(request: IncomingMessage, limit: number): Promise<Buffer
   let tooLarge = false;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > limit) tooLarge = true; // keep draining so the client sees the answer
+    if (size > limit)
+      tooLarge = true; // keep draining so the client sees the answer
     else chunks.push(chunk as Buffer);
   }
   return tooLarge ? 'too-large' : Buffer.concat(chunks);

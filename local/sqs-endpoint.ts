@@ -35,9 +35,16 @@ export async function startSqsEndpoint(queues: Record<QueueId, LocalQueue>, opti
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const action = String(request.headers['x-amz-target'] ?? '').replace(/^AmazonSQS\./, '');
     const input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, any>;
-    const queueId = byName.get(String(input.QueueUrl ?? '').split('/').at(-1) ?? '');
+    const queueId = byName.get(
+      String(input.QueueUrl ?? '')
+        .split('/')
+        .at(-1) ?? '',
+    );
     if (action !== 'SendMessage' && action !== 'SendMessageBatch') {
-      return reply(response, 400, { __type: 'com.amazonaws.sqs#UnsupportedOperation', message: `The local SQS endpoint does not serve ${action || 'this request'}` });
+      return reply(response, 400, {
+        __type: 'com.amazonaws.sqs#UnsupportedOperation',
+        message: `The local SQS endpoint does not serve ${action || 'this request'}`,
+      });
     }
     if (!queueId) return reply(response, 400, { __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: `No local queue at ${input.QueueUrl}` });
     const entries: Record<string, any>[] = action === 'SendMessage' ? [{ ...input, Id: '0' }] : (input.Entries ?? []);
@@ -82,6 +89,10 @@ export async function startSqsEndpoint(queues: Record<QueueId, LocalQueue>, opti
 
 function reply(response: ServerResponse, status: number, body: unknown): void {
   const payload = JSON.stringify(body);
-  response.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.0', 'Content-Length': String(Buffer.byteLength(payload)), 'x-amzn-RequestId': randomUUID() });
+  response.writeHead(status, {
+    'Content-Type': 'application/x-amz-json-1.0',
+    'Content-Length': String(Buffer.byteLength(payload)),
+    'x-amzn-RequestId': randomUUID(),
+  });
   response.end(payload);
 }

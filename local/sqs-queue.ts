@@ -261,7 +261,14 @@ export class LocalSqsQueue implements LocalQueue {
         const itemFailed = failed.has(item.id);
         const retry = itemFailed && item.receives < this.maxReceiveCount;
         if (itemFailed && !retry) {
-          this.log(JSON.stringify({ level: 'ERROR', message: 'local queue: message moved to the dead-letter queue', worker: this.worker.name, body: item.message.body }));
+          this.log(
+            JSON.stringify({
+              level: 'ERROR',
+              message: 'local queue: message moved to the dead-letter queue',
+              worker: this.worker.name,
+              body: item.message.body,
+            }),
+          );
         }
         if (!group) {
           if (retry) this.delay(item, this.visibilityMs);

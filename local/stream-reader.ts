@@ -181,9 +181,7 @@ export class StreamPoller {
     for (let attempt = 0; pending.length > 0 && !this.stopped; attempt++) {
       pending = this.withinMaxAge(shardId, pending);
       // The event source's filter: only INSERTs reach the function.
-      const inserts = pending.filter(
-        (record) => record.eventName === 'INSERT' && this.acceptsAccount(Number(record.dynamodb?.NewImage?.account_id?.N)),
-      );
+      const inserts = pending.filter((record) => record.eventName === 'INSERT' && this.acceptsAccount(Number(record.dynamodb?.NewImage?.account_id?.N)));
       let failedAt: string | undefined;
       if (inserts.length > 0) {
         try {

@@ -24,8 +24,7 @@ import { StreamPoller } from './stream-reader.ts';
  */
 export type WorkerLoader = (worker: Worker) => Promise<WorkerHandler>;
 
-export const sourceWorkers: WorkerLoader = async (worker) =>
-  (await import(pathToFileURL(resolve(worker.entry)).href)).handler as WorkerHandler;
+export const sourceWorkers: WorkerLoader = async (worker) => (await import(pathToFileURL(resolve(worker.entry)).href)).handler as WorkerHandler;
 
 export function bundledWorkers(bundles: Record<string, string>): WorkerLoader {
   return async (worker) => {
@@ -142,10 +141,16 @@ export async function startLocalWebhooks(options: LocalWebhookOptions): Promise<
         if (count > 0) {
           mkdirSync(dirname(options.stateFile), { recursive: true });
           writeFileSync(options.stateFile, JSON.stringify(pending));
-          log(JSON.stringify({ level: 'INFO', message: 'local webhook queues: waiting messages kept for the next run', messages: count, file: options.stateFile }));
+          log(
+            JSON.stringify({
+              level: 'INFO',
+              message: 'local webhook queues: waiting messages kept for the next run',
+              messages: count,
+              file: options.stateFile,
+            }),
+          );
         }
       }
     },
   };
 }
-

@@ -100,7 +100,8 @@ export function openApiChecker(documents: Readonly<Record<HostId, any>>): OpenAp
       }
 
       if ('x-raw-body' in declared) {
-        if (response.text !== declared['x-raw-body']) problems.push(`body should be ${JSON.stringify(declared['x-raw-body'])}, got ${JSON.stringify(response.text.slice(0, 200))}`);
+        if (response.text !== declared['x-raw-body'])
+          problems.push(`body should be ${JSON.stringify(declared['x-raw-body'])}, got ${JSON.stringify(response.text.slice(0, 200))}`);
       } else if (declared.content?.['application/json']) {
         const pointer = `/paths/${pointerSegment(match.template)}/${method.toLowerCase()}/responses/${response.status}/content/application~1json/schema`;
         problems.push(...bodyProblems(host, pointer, response.text));

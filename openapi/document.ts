@@ -35,7 +35,7 @@ const { 'Content-Type': _contentType, ...notModifiedHeaders } = coreHeaders;
 const errorDescriptions: Record<number, string> = {
   400: 'Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key.',
   401: 'X-Auth-Token missing, malformed, unknown or revoked; the message says which.',
-  403: "A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read.",
+  403: 'A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read.',
   404: "No such record, or another account's, or an expired event.",
   409: 'Idempotency-Key already used with a different body; an inactive code generator; a code space too full to issue that many; an 11th webhook endpoint; a retry of a delivery to a disabled endpoint.',
   412: 'If-Match does not match the current ETag: nothing changed.',
@@ -81,7 +81,7 @@ function gatewayErrorResponse(host: HostId, status: number) {
             'Retry-After': header('Seconds to wait before retrying.', { type: 'string', pattern: '^\\d+$' }),
             // The per-token limit's answer comes from WAF, which sets its own Content-Type and has no request id.
             'X-Request-Id': header("API Gateway's request id; absent on the per-token limit's answer (WAF has none).", { type: 'string' }, false),
-            'Content-Type': header('application/json; charset=utf-8, or application/json on the per-token limit\'s answer (set by WAF).', {
+            'Content-Type': header("application/json; charset=utf-8, or application/json on the per-token limit's answer (set by WAF).", {
               enum: ['application/json; charset=utf-8', 'application/json'],
             }),
           }
@@ -253,7 +253,9 @@ const webhookEndpointWithSecret = (description: string, status: number, location
     headers: {
       ...coreHeaders,
       ...(location ? { Location: header('/v1.0/webhook_endpoints/{id}', { type: 'string', pattern: '^/v1\\.0/webhook_endpoints/[1-9][0-9]*$' }) } : {}),
-      ...(location ? { 'Idempotent-Replayed': header('true when this is the stored answer to an earlier request: it carries no secret.', { const: 'true' }, false) } : {}),
+      ...(location
+        ? { 'Idempotent-Replayed': header('true when this is the stored answer to an earlier request: it carries no secret.', { const: 'true' }, false) }
+        : {}),
     },
     content: { 'application/json': { schema: ref('WebhookEndpointWithSecret') } },
   },
@@ -475,11 +477,21 @@ const schemas = {
       code_generator: {
         type: 'object',
         additionalProperties: false,
-        required: ['generation_type', 'buffer_type', 'code_length', 'description', 'prefix', 'store_id', 'status', 'id', 'account_id', 'created_at', 'updated_at'],
+        required: [
+          'generation_type',
+          'buffer_type',
+          'code_length',
+          'description',
+          'prefix',
+          'store_id',
+          'status',
+          'id',
+          'account_id',
+          'created_at',
+          'updated_at',
+        ],
         properties: {
-          ...Object.fromEntries(
-            Object.entries(plain(codeGeneratorCreate.properties)).filter(([, schema]) => !('not' in (schema as object))),
-          ),
+          ...Object.fromEntries(Object.entries(plain(codeGeneratorCreate.properties)).filter(([, schema]) => !('not' in (schema as object)))),
           id: { type: 'integer', minimum: 1 },
           account_id: { type: 'integer', minimum: 1 },
           created_at: { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' },
@@ -500,7 +512,11 @@ const schemas = {
         properties: {
           id: { type: 'integer', minimum: 1 },
           type: { enum: [...EVENT_TYPES] },
-          resource_id: { type: 'string', description: 'The generator id (code_generator.*, codes.issued), or for transaction.voided, codes.redeemed and codes.released the transaction: site_id and pos_transaction_id, each encoded as encodeURIComponent does, joined by /.' },
+          resource_id: {
+            type: 'string',
+            description:
+              'The generator id (code_generator.*, codes.issued), or for transaction.voided, codes.redeemed and codes.released the transaction: site_id and pos_transaction_id, each encoded as encodeURIComponent does, joined by /.',
+          },
           created_at: { type: 'string', format: 'date-time' },
         },
       },
@@ -531,7 +547,11 @@ const schemas = {
           code: { type: 'string', pattern: '^[A-Z0-9-]{4,48}$' },
           code_generator_id: { type: 'integer', minimum: 1 },
           issued_at: { type: 'string', format: 'date-time' },
-          redeemed_at: { type: ['string', 'null'], format: 'date-time', description: 'When the transaction holding the code redeemed it; null when no transaction holds it.' },
+          redeemed_at: {
+            type: ['string', 'null'],
+            format: 'date-time',
+            description: 'When the transaction holding the code redeemed it; null when no transaction holds it.',
+          },
           site_id: { type: ['string', 'null'], description: 'The site of the transaction holding the code, or null.' },
           pos_transaction_id: { type: ['string', 'null'], description: 'The POS transaction holding the code, or null.' },
         },
@@ -560,8 +580,18 @@ const schemas = {
     },
   },
   VoidResponse: transactionEnvelope({ type: 'array', maxItems: 0 }),
-  WebhookEndpointResponse: { type: 'object', required: ['webhook_endpoint'], additionalProperties: false, properties: { webhook_endpoint: webhookEndpoint(false) } },
-  WebhookEndpointWithSecret: { type: 'object', required: ['webhook_endpoint'], additionalProperties: false, properties: { webhook_endpoint: webhookEndpoint(true) } },
+  WebhookEndpointResponse: {
+    type: 'object',
+    required: ['webhook_endpoint'],
+    additionalProperties: false,
+    properties: { webhook_endpoint: webhookEndpoint(false) },
+  },
+  WebhookEndpointWithSecret: {
+    type: 'object',
+    required: ['webhook_endpoint'],
+    additionalProperties: false,
+    properties: { webhook_endpoint: webhookEndpoint(true) },
+  },
   WebhookEndpointPage: page('webhook_endpoints', { $ref: '#/components/schemas/WebhookEndpointResponse/properties/webhook_endpoint' }),
   WebhookDeliveryResponse: {
     type: 'object',
@@ -578,7 +608,10 @@ const schemas = {
           status: { enum: ['pending', 'succeeded', 'failed'] },
           attempts: { type: 'integer', minimum: 0, description: 'Sends so far, the first included.' },
           last_attempt_at: { type: ['string', 'null'], format: 'date-time' },
-          last_response_status: { type: ['integer', 'null'], description: "The receiver's status code; null when it did not answer (time-out, refused connection)." },
+          last_response_status: {
+            type: ['integer', 'null'],
+            description: "The receiver's status code; null when it did not answer (time-out, refused connection).",
+          },
           next_attempt_at: { type: ['string', 'null'], format: 'date-time', description: 'When the next attempt is due; null unless pending.' },
         },
       },

@@ -11,9 +11,7 @@ import { openApiDocument } from './document.ts';
  */
 const examplesFile = new URL('./examples.json', import.meta.url);
 const recordings = new URL('../reports/openapi-examples/', import.meta.url);
-const examples: Record<string, { value: unknown; summary?: string }> = existsSync(examplesFile)
-  ? JSON.parse(readFileSync(examplesFile, 'utf8'))
-  : {};
+const examples: Record<string, { value: unknown; summary?: string }> = existsSync(examplesFile) ? JSON.parse(readFileSync(examplesFile, 'utf8')) : {};
 
 const refresh = process.argv.includes('--refresh-examples');
 if (refresh || process.argv.includes('--examples')) {

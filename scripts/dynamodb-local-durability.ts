@@ -82,5 +82,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
   partialTotal += partial;
   console.log(`round ${round}: acknowledged ${acknowledged.size}, stored ${a.size}, acknowledged but lost ${lost.length}, half applied ${partial}`);
 }
-console.log(`\n${signal}: ${roundsWithLoss} of ${values.rounds} stops lost acknowledged transactions (${lostTotal} in all); half-applied transactions: ${partialTotal}`);
+console.log(
+  `\n${signal}: ${roundsWithLoss} of ${values.rounds} stops lost acknowledged transactions (${lostTotal} in all); half-applied transactions: ${partialTotal}`,
+);
 process.exit(0);

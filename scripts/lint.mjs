@@ -31,6 +31,8 @@ for (const [tool, args] of steps) {
   if (result.status !== 0) failed.push(tool);
 }
 if (failed.length > 0) {
-  console.error(`\nlint: ${failed.join(', ')} failed (see above).${failed.includes('biome') && !fix ? ' `npm run lint -- --fix` applies the safe fixes and the formatting.' : ''}`);
+  console.error(
+    `\nlint: ${failed.join(', ')} failed (see above).${failed.includes('biome') && !fix ? ' `npm run lint -- --fix` applies the safe fixes and the formatting.' : ''}`,
+  );
   process.exit(1);
 }

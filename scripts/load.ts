@@ -233,7 +233,11 @@ const posRequests = [
       context.sent = { account: account.accountId, site: 'site-1', pos };
       pending.voids.add(`${account.accountId}#site-1#${pos}`);
       remember(recentVoids, context.sent);
-      return { ...request, headers: { 'X-Auth-Token': account.token, 'Content-Type': 'application/json' }, body: json({ transaction: { site_id: 'site-1', pos_transaction_id: pos } }) };
+      return {
+        ...request,
+        headers: { 'X-Auth-Token': account.token, 'Content-Type': 'application/json' },
+        body: json({ transaction: { site_id: 'site-1', pos_transaction_id: pos } }),
+      };
     },
     onResponse: (status: number, body: string, context: any) => recordVoid(context.sent.account, context.sent.site, context.sent.pos, status, body),
   },
@@ -354,7 +358,11 @@ async function mixedLoad(): Promise<{ core: Result; pos: Result; combined: Figur
   const [coreResult, posResult] = await Promise.all([core, pos]);
   const seconds = (performance.now() - started) / 1000;
   const non2xx = coreResult.non2xx + posResult.non2xx;
-  return { core: coreResult, pos: posResult, combined: figuresFrom('tillgate: mixed, both hosts', latencies, seconds, non2xx, coreResult.errors + posResult.errors) };
+  return {
+    core: coreResult,
+    pos: posResult,
+    combined: figuresFrom('tillgate: mixed, both hosts', latencies, seconds, non2xx, coreResult.errors + posResult.errors),
+  };
 }
 
 // ---------------------------------------------------------------- reconciliation
@@ -377,11 +385,7 @@ async function settle(): Promise<void> {
 async function reconcile(): Promise<string[]> {
   await settle();
   const problems: string[] = [];
-  const [generators, voids, events] = await Promise.all([
-    scanTable(names.codeGenerators),
-    scanTable(names.posTransactions),
-    scanTable(names.events),
-  ]);
+  const [generators, voids, events] = await Promise.all([scanTable(names.codeGenerators), scanTable(names.posTransactions), scanTable(names.events)]);
   const eventsByResource = new Map<string, Record<string, any>[]>();
   for (const event of events) {
     const key = `${event.type}:${event.resource_id}`;
@@ -396,7 +400,9 @@ async function reconcile(): Promise<string[]> {
   // Creates cut off by the end of the run may have been applied; no more than were cut off.
   const cutOff = pending.creates + pending.keyed.size;
   if (untold.length > cutOff) {
-    problems.push(`${untold.length} generators in the table that no client was told of, only ${cutOff} creates were cut off: ${untold.slice(0, 10).join(', ')}`);
+    problems.push(
+      `${untold.length} generators in the table that no client was told of, only ${cutOff} creates were cut off: ${untold.slice(0, 10).join(', ')}`,
+    );
   }
   const keyedIds = new Set([...told.keyedAnswers.values()].map((body) => JSON.parse(body).code_generator.id));
   if (keyedIds.size !== told.keyedAnswers.size) problems.push('two Idempotency-Keys answered with the same generator');
@@ -460,7 +466,12 @@ try {
   console.log('');
   printTable([...baselines, combined, fromAutocannon('  core host (codegen, events)', core), fromAutocannon('  pos host (voids)', pos)]);
   console.log('');
-  console.log(`status codes: ${[...statusCounts].sort().map(([k, v]) => `${k}: ${v}`).join(', ')}`);
+  console.log(
+    `status codes: ${[...statusCounts]
+      .sort()
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(', ')}`,
+  );
   const serverErrors = core['5xx'] + pos['5xx'];
   const problems = await reconcile();
   if (serverErrors > 0) problems.push(`${serverErrors} responses were 5xx`);

@@ -47,9 +47,11 @@ if (!nodeVersion.startsWith('v24.')) fail(`expected Node 24 in node_modules/.bin
 if (purpose === 'start' || purpose === 'test') {
   const java = spawnSync('java', ['-version'], { encoding: 'utf8' });
   if (java.error) {
-    fail('Java 17 or newer is required to run DynamoDB Local, and `java` is not on PATH.\n' +
-      '  Debian/Ubuntu: sudo apt-get install -y openjdk-17-jre-headless\n' +
-      '  macOS:         brew install openjdk@17');
+    fail(
+      'Java 17 or newer is required to run DynamoDB Local, and `java` is not on PATH.\n' +
+        '  Debian/Ubuntu: sudo apt-get install -y openjdk-17-jre-headless\n' +
+        '  macOS:         brew install openjdk@17',
+    );
   }
   const match = /version "(\d+)(?:\.(\d+))?/.exec(`${java.stderr}${java.stdout}`);
   const major = match ? (Number(match[1]) === 1 ? Number(match[2]) : Number(match[1])) : 0;

@@ -23,18 +23,20 @@ let verified = 0;
 
 const server = createServer((request, response) => {
   const chunks = [];
-  request.on('data', (chunk) => chunks.push(chunk)).on('end', () => {
-    const body = Buffer.concat(chunks).toString('utf8');
-    try {
-      const payload = webhook.verify(body, request.headers);
-      console.log(`verified webhook-id ${request.headers['webhook-id']}: ${payload.type} ${payload.data.resource_id}`);
-      response.writeHead(204).end();
-      if (++verified >= wanted) server.close(() => process.exit(0));
-    } catch (error) {
-      console.log(`rejected webhook-id ${request.headers['webhook-id']}: ${error.message}`);
-      response.writeHead(400).end();
-    }
-  });
+  request
+    .on('data', (chunk) => chunks.push(chunk))
+    .on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      try {
+        const payload = webhook.verify(body, request.headers);
+        console.log(`verified webhook-id ${request.headers['webhook-id']}: ${payload.type} ${payload.data.resource_id}`);
+        response.writeHead(204).end();
+        if (++verified >= wanted) server.close(() => process.exit(0));
+      } catch (error) {
+        console.log(`rejected webhook-id ${request.headers['webhook-id']}: ${error.message}`);
+        response.writeHead(400).end();
+      }
+    });
 });
 server.listen(Number(values.port), '127.0.0.1');
 const got = () => `${verified}${wanted === Infinity ? '' : ` of ${wanted}`} deliveries`;

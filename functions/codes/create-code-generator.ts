@@ -39,11 +39,7 @@ export const handler = api<CodeGeneratorInput>({
     const stored = scope && newStoredResponse(scope, scope.requestHash, { statusCode: 201, body, location }, now);
     const eventRecord = newEvent(await nextId(), context.accountId, 'code_generator.created', String(generator.id), now);
 
-    const result = await writeTogether([
-      putCodeGenerator(generator),
-      putEvent(eventRecord),
-      ...(stored ? [putStoredResponse(stored)] : []),
-    ]);
+    const result = await writeTogether([putCodeGenerator(generator), putEvent(eventRecord), ...(stored ? [putStoredResponse(stored)] : [])]);
     if (result.outcome === 'written') return { ...created(location, undefined), rawJson: body };
     if (scope && result.failed.has(2)) {
       const earlier = await storedResponseAfterConflict(result.failed.get(2), scope);

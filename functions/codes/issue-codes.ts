@@ -171,7 +171,10 @@ class Issuance {
     let codes = batch.map((code) => this.latest(code));
     for (let round = 0; round < ROUNDS; round++) {
       const tail = completion();
-      const result = await writeTogether([...codes.map((code) => putCode(newCodeItem(this.accountId, this.generatorId, code, this.issuedAt, this.id, pending))), ...tail]);
+      const result = await writeTogether([
+        ...codes.map((code) => putCode(newCodeItem(this.accountId, this.generatorId, code, this.issuedAt, this.id, pending))),
+        ...tail,
+      ]);
       if (result.outcome === 'written') return undefined;
       const failedTail = new Set([...result.failed.keys()].filter((index) => index >= codes.length).map((index) => index - codes.length));
       // The last batch's tail: [status check, event, (issuance record), (stored response)].

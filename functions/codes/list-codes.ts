@@ -28,5 +28,14 @@ export const handler = api<null, { id: number }, { limit?: string; cursor?: stri
   if (result.items.length === 0 && page.afterCode === undefined && !(await findCodeGenerator(context.accountId, id))) {
     throw notFound(`Code generator ${id} not found`);
   }
-  return ok(pageBody('codes', result, (code: CodeView) => presentCode(code), context.accountId, filters, (code) => code.code));
+  return ok(
+    pageBody(
+      'codes',
+      result,
+      (code: CodeView) => presentCode(code),
+      context.accountId,
+      filters,
+      (code) => code.code,
+    ),
+  );
 });

@@ -39,9 +39,7 @@ export async function findApiKey(tokenHash: string): Promise<ApiKey | undefined>
  */
 export async function saveApiKey(key: ApiKey): Promise<void> {
   try {
-    await documents.send(
-      new PutCommand({ TableName: TABLE, Item: key, ConditionExpression: 'attribute_not_exists(token_hash)' }),
-    );
+    await documents.send(new PutCommand({ TableName: TABLE, Item: key, ConditionExpression: 'attribute_not_exists(token_hash)' }));
   } catch (error) {
     if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
     const { Item } = await documents.send(new GetCommand({ TableName: TABLE, Key: { token_hash: key.token_hash }, ConsistentRead: true }));

@@ -35,9 +35,7 @@ export function putCodeGenerator(generator: CodeGenerator): TransactItem {
 }
 
 export async function findCodeGenerator(accountId: number, id: number): Promise<CodeGenerator | undefined> {
-  const { Item } = await documents.send(
-    new GetCommand({ TableName: TABLE, Key: { account_id: accountId, id }, ConsistentRead: true }),
-  );
+  const { Item } = await documents.send(new GetCommand({ TableName: TABLE, Key: { account_id: accountId, id }, ConsistentRead: true }));
   return Item as CodeGenerator | undefined;
 }
 

@@ -11,7 +11,6 @@ const TABLE = tableName('events');
 /** How long an event stays readable; DynamoDB's TTL removes it some time after that. */
 const RETENTION_SECONDS = Math.round(numberFromEnv('EVENT_RETENTION_DAYS', 30) * 86_400);
 
-
 export interface EventRecord {
   account_id: number;
   id: number;
@@ -49,9 +48,7 @@ export function putEvent(event: EventRecord): TransactItem {
 
 /** The account's live event, or undefined when absent, acknowledged or expired. */
 export async function findEvent(accountId: number, id: number, now: Date): Promise<EventRecord | undefined> {
-  const { Item } = await documents.send(
-    new GetCommand({ TableName: TABLE, Key: { account_id: accountId, id }, ConsistentRead: true }),
-  );
+  const { Item } = await documents.send(new GetCommand({ TableName: TABLE, Key: { account_id: accountId, id }, ConsistentRead: true }));
   const event = Item as EventRecord | undefined;
   return event && event.expires_at > epochSeconds(now) ? event : undefined;
 }

@@ -40,8 +40,7 @@ export interface PosTransaction {
   response?: string;
 }
 
-export const transactionKey = (accountId: number, siteId: string, posTransactionId: string) =>
-  JSON.stringify([accountId, siteId, posTransactionId]);
+export const transactionKey = (accountId: number, siteId: string, posTransactionId: string) => JSON.stringify([accountId, siteId, posTransactionId]);
 
 /**
  * How events name a transaction: site_id and pos_transaction_id, each encoded as
@@ -49,8 +48,7 @@ export const transactionKey = (accountId: number, siteId: string, posTransaction
  * allows `"\ud800"`); such a code unit is encoded as U+FFFD (`%EF%BF%BD`), as toWellFormed makes it.
  */
 const encodeComponent = (text: string) => encodeURIComponent(text.toWellFormed());
-export const transactionResourceId = (siteId: string, posTransactionId: string) =>
-  `${encodeComponent(siteId)}/${encodeComponent(posTransactionId)}`;
+export const transactionResourceId = (siteId: string, posTransactionId: string) => `${encodeComponent(siteId)}/${encodeComponent(posTransactionId)}`;
 
 export type VoidFields = Required<Pick<PosTransaction, 'event_id' | 'voided_at' | 'transaction' | 'response'>>;
 
@@ -95,13 +93,7 @@ export function voidHolding(current: PosTransaction, fields: VoidFields): Transa
  * or at the version read and not voided. Fails, returning the transaction, when a void or
  * another redemption of it came first.
  */
-export function holdCodes(
-  accountId: number,
-  siteId: string,
-  posTransactionId: string,
-  current: PosTransaction | undefined,
-  added: HeldCode[],
-): TransactItem {
+export function holdCodes(accountId: number, siteId: string, posTransactionId: string, current: PosTransaction | undefined, added: HeldCode[]): TransactItem {
   const key = transactionKey(accountId, siteId, posTransactionId);
   return {
     Update: {
@@ -109,9 +101,7 @@ export function holdCodes(
       Key: { transaction_key: key },
       UpdateExpression:
         'SET account_id = :account, site_id = :site, pos_transaction_id = :pos, codes = list_append(if_not_exists(codes, :none), :added), version = :next',
-      ConditionExpression: current
-        ? 'version = :version AND attribute_not_exists(voided_at)'
-        : 'attribute_not_exists(transaction_key)',
+      ConditionExpression: current ? 'version = :version AND attribute_not_exists(voided_at)' : 'attribute_not_exists(transaction_key)',
       ExpressionAttributeValues: {
         ':account': accountId,
         ':site': siteId,

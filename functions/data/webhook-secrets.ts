@@ -44,9 +44,7 @@ export function deleteSecret(accountId: number, endpointId: number): TransactIte
 
 /** The secrets that sign a delivery now: the current one, and the previous one within 24 h of a rotation. */
 export async function signingSecrets(accountId: number, endpointId: number, now: Date): Promise<string[] | undefined> {
-  const { Item } = await documents.send(
-    new GetCommand({ TableName: TABLE, Key: { endpoint_key: endpointKey(accountId, endpointId) }, ConsistentRead: true }),
-  );
+  const { Item } = await documents.send(new GetCommand({ TableName: TABLE, Key: { endpoint_key: endpointKey(accountId, endpointId) }, ConsistentRead: true }));
   if (!Item) return undefined;
   const previousValid = Item.previous_secret && Item.previous_until > Math.floor(now.getTime() / 1000);
   return previousValid ? [Item.secret as string, Item.previous_secret as string] : [Item.secret as string];

@@ -36,8 +36,7 @@ export class HttpError extends Error {
 
 const single = (message: string, field?: string): Problem[] => [field !== undefined ? { message, field } : { message }];
 
-export const badRequest = (message: string, field?: string) =>
-  new HttpError(400, 'bad_request', single(message, field));
+export const badRequest = (message: string, field?: string) => new HttpError(400, 'bad_request', single(message, field));
 
 /** Why a request is not authenticated: each answers 401 with a message naming that fault. */
 export type UnauthorizedReason = 'missing' | 'ambiguous' | 'malformed' | 'unknown' | 'revoked';
@@ -50,8 +49,7 @@ const UNAUTHORIZED_MESSAGES: Record<UnauthorizedReason, string> = {
   revoked: 'X-Auth-Token was revoked; ask the operator for a new token',
 };
 
-export const unauthorized = (reason: UnauthorizedReason) =>
-  new HttpError(401, 'unauthorized', single(UNAUTHORIZED_MESSAGES[reason]));
+export const unauthorized = (reason: UnauthorizedReason) => new HttpError(401, 'unauthorized', single(UNAUTHORIZED_MESSAGES[reason]));
 
 /** A valid token outside its scope (or a key written before scopes, which has none). */
 export const forbidden = (message: string) => new HttpError(403, 'forbidden', single(message));
@@ -62,22 +60,14 @@ export const conflict = (message: string) => new HttpError(409, 'conflict', sing
 
 export const preconditionFailed = (message: string) => new HttpError(412, 'precondition_failed', single(message));
 
-export const payloadTooLarge = (limitBytes: number) =>
-  new HttpError(413, 'payload_too_large', single(`Request body exceeds ${limitBytes} bytes`));
+export const payloadTooLarge = (limitBytes: number) => new HttpError(413, 'payload_too_large', single(`Request body exceeds ${limitBytes} bytes`));
 
-export const unsupportedMediaType = (message = 'Content-Type must be application/json') =>
-  new HttpError(415, 'unsupported_media_type', single(message));
+export const unsupportedMediaType = (message = 'Content-Type must be application/json') => new HttpError(415, 'unsupported_media_type', single(message));
 
-export const validationFailed = (problems: readonly Problem[]) =>
-  new HttpError(422, 'validation_failed', problems);
+export const validationFailed = (problems: readonly Problem[]) => new HttpError(422, 'validation_failed', problems);
 
 export const serviceUnavailable = (retryAfterSeconds = 1) =>
-  new HttpError(
-    503,
-    'service_unavailable',
-    single('The service is temporarily unavailable; retry after the Retry-After delay'),
-    retryAfterSeconds,
-  );
+  new HttpError(503, 'service_unavailable', single('The service is temporarily unavailable; retry after the Retry-After delay'), retryAfterSeconds);
 
 /**
  * Faults of the database or the network that a retry can cure: they answer 503 with

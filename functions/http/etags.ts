@@ -15,10 +15,7 @@ const isEntityTagList = (value: string) => value.length <= MAX_IF_MATCH_LENGTH &
 export function ifMatchOf(headers: Readonly<Record<string, string | undefined>>): string | undefined {
   const ifMatch = headers['if-match'];
   if (ifMatch !== undefined && !isEntityTagList(ifMatch)) {
-    throw badRequest(
-      `If-Match must be * or entity tags as the ETag header sends them, e.g. W/"…" (at most ${MAX_IF_MATCH_LENGTH} characters)`,
-      'If-Match',
-    );
+    throw badRequest(`If-Match must be * or entity tags as the ETag header sends them, e.g. W/"…" (at most ${MAX_IF_MATCH_LENGTH} characters)`, 'If-Match');
   }
   return ifMatch;
 }

@@ -19,19 +19,17 @@ export interface IdempotencyScope {
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
-export function idempotencyScope(
-  headers: Record<string, string>,
-  accountId: number,
-  operationId: string,
-  request: object,
-): IdempotencyScope | undefined {
+export function idempotencyScope(headers: Record<string, string>, accountId: number, operationId: string, request: object): IdempotencyScope | undefined {
   // The row declares the header (the documents list it from there): a handler reading it without
   // that fails on its first request, whether or not a key came.
-  if (!routeOf(operationId).idempotencyKey) throw new Error(`${operationId} reads Idempotency-Key, but its row in functions/routes.ts has no idempotencyKey: true`);
+  if (!routeOf(operationId).idempotencyKey)
+    throw new Error(`${operationId} reads Idempotency-Key, but its row in functions/routes.ts has no idempotencyKey: true`);
   const key = headers['idempotency-key'];
   if (key === undefined) return undefined;
   if (!KEY.test(key)) throw badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters', 'Idempotency-Key');
-  const requestHash = createHash('sha256').update(JSON.stringify(request, Object.keys(request).sort())).digest('hex');
+  const requestHash = createHash('sha256')
+    .update(JSON.stringify(request, Object.keys(request).sort()))
+    .digest('hex');
   return { accountId, operationId, key, requestHash };
 }
 
@@ -42,9 +40,6 @@ export function replay(stored: StoredResponse, scope: IdempotencyScope): Reply {
 }
 
 /** The stored response a failed condition returned, or (where the database did not return it) a read. */
-export async function storedResponseAfterConflict(
-  returned: Record<string, any> | undefined,
-  scope: IdempotencyScope,
-): Promise<StoredResponse | undefined> {
+export async function storedResponseAfterConflict(returned: Record<string, any> | undefined, scope: IdempotencyScope): Promise<StoredResponse | undefined> {
   return (returned as StoredResponse | undefined) ?? findStoredResponse(scope, new Date());
 }

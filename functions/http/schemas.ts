@@ -35,9 +35,7 @@ export const codeGeneratorCreate = Type.Object(
     buffer_type: Type.Optional(Type.Enum(['default'], { default: 'default' })),
     code_length: Type.Integer({ minimum: 4, maximum: 32, description: 'Generated characters, prefix not counted.' }),
     description: Type.Optional({ ...description, default: '' }),
-    prefix: Type.Optional(
-      Type.String({ pattern: '^[A-Z0-9-]{0,16}$', maxLength: 16, default: '', 'x-message': 'must be up to 16 of A-Z, 0-9 and -' }),
-    ),
+    prefix: Type.Optional(Type.String({ pattern: '^[A-Z0-9-]{0,16}$', maxLength: 16, default: '', 'x-message': 'must be up to 16 of A-Z, 0-9 and -' })),
     store_id: Type.Integer({ minimum: 1, maximum: SAFE_MAX }),
     status: Type.Optional({ ...status, default: 'active' }),
     id: Type.Optional(readOnly()),
@@ -121,8 +119,7 @@ const emptyObject = Type.Object({}, { additionalProperties: false });
 
 // ---------------------------------------------------------------- voids
 
-const optionalText = (options: object = {}) =>
-  Type.Optional(Type.Union([Type.String({ maxLength: 128, ...options }), Type.Null()]));
+const optionalText = (options: object = {}) => Type.Optional(Type.Union([Type.String({ maxLength: 128, ...options }), Type.Null()]));
 
 /**
  * POS agents of many versions are in the field: keys this version does not know are ignored
@@ -195,7 +192,12 @@ function positiveDecimalUpTo(max: number): string {
  * positive integer is decimal, without sign or leading zero, at most 2^53 − 1.
  */
 const positiveInteger = (description: string) =>
-  Type.String({ pattern: positiveDecimalUpTo(SAFE_MAX), maxLength: String(SAFE_MAX).length, 'x-kind': `a positive integer of at most ${SAFE_MAX} (2^53 - 1)`, description });
+  Type.String({
+    pattern: positiveDecimalUpTo(SAFE_MAX),
+    maxLength: String(SAFE_MAX).length,
+    'x-kind': `a positive integer of at most ${SAFE_MAX} (2^53 - 1)`,
+    description,
+  });
 
 const idPath = Type.Object({ id: positiveInteger('A positive integer; anything else answers 400.') });
 
@@ -243,7 +245,12 @@ const codeListQuery = Type.Object(
     limit: Type.Optional(limit),
     cursor: Type.Optional(cursor),
     redeemed: Type.Optional(
-      Type.String({ pattern: '^(true|false)$', maxLength: 5, 'x-kind': 'true or false', description: 'Only the redeemed codes (true) or only the others (false).' }),
+      Type.String({
+        pattern: '^(true|false)$',
+        maxLength: 5,
+        'x-kind': 'true or false',
+        description: 'Only the redeemed codes (true) or only the others (false).',
+      }),
     ),
   },
   { additionalProperties: false },

@@ -68,8 +68,7 @@ export async function accountForToken(token: string | undefined): Promise<number
 export const isTokenScope = (value: unknown): value is TokenScope => TOKEN_SCOPES.includes(value as TokenScope);
 
 /** Whether a token of scope `token` may call a route that needs `needed`. No scope allows nothing. */
-export const scopeAllows = (token: TokenScope | undefined, needed: Exclude<TokenScope, 'all'>): boolean =>
-  token === 'all' || token === needed;
+export const scopeAllows = (token: TokenScope | undefined, needed: Exclude<TokenScope, 'all'>): boolean => token === 'all' || token === needed;
 
 /**
  * Token names are shown in `list`, one row per line and tab-separated: printable text only (no
@@ -88,12 +87,7 @@ export function tokenNameProblem(name: string): string | undefined {
  * Creates a token for an account and stores its hash with its scope. The token is returned once,
  * to be shown once; nothing can recover it later.
  */
-export async function issueToken(
-  accountId: number,
-  name: string,
-  scope: TokenScope,
-  now = new Date(),
-): Promise<{ token: string; key: ApiKey }> {
+export async function issueToken(accountId: number, name: string, scope: TokenScope, now = new Date()): Promise<{ token: string; key: ApiKey }> {
   const problem = tokenNameProblem(name);
   if (problem) throw new Error(`Token name ${problem}`);
   if (!isTokenScope(scope)) throw new Error(`Token scope must be one of ${TOKEN_SCOPES.join(', ')}`);

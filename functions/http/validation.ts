@@ -97,7 +97,9 @@ function run({ validate, schema }: GeneratedSchema, data: Record<string, unknown
 function fieldKey(error: ErrorObject): string {
   if (error.keyword === 'required') return String(error.params.missingProperty);
   if (error.keyword === 'additionalProperties') return String(error.params.additionalProperty);
-  return decodeURIComponent(error.instancePath.split('/')[1] ?? '').replace(/~1/g, '/').replace(/~0/g, '~');
+  return decodeURIComponent(error.instancePath.split('/')[1] ?? '')
+    .replace(/~1/g, '/')
+    .replace(/~0/g, '~');
 }
 
 function describe(error: ErrorObject, where: Where): string {

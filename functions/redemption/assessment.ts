@@ -87,5 +87,6 @@ export function withInactive(assessment: Assessment, inactive: ReadonlySet<numbe
 }
 
 /** The generators of the codes a request would redeem now. */
-export const freshGenerators = (assessment: Assessment) =>
-  [...new Set(assessment.outcomes.flatMap((outcome) => (outcome.kind === 'fresh' ? [outcome.item.code_generator_id] : [])))];
+export const freshGenerators = (assessment: Assessment) => [
+  ...new Set(assessment.outcomes.flatMap((outcome) => (outcome.kind === 'fresh' ? [outcome.item.code_generator_id] : []))),
+];

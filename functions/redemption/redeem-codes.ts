@@ -54,7 +54,12 @@ export const handler = api<CodesRedemptionInput>({
     const redeemedAt = now.toISOString();
     const generators = freshGenerators(assessment);
     const eventRecord = newEvent(await nextId(), till.accountId, 'codes.redeemed', transactionResourceId(till.siteId, till.posTransactionId), now);
-    const holder = { key: transactionKey(till.accountId, till.siteId, till.posTransactionId), siteId: till.siteId, posTransactionId: till.posTransactionId, redeemedAt };
+    const holder = {
+      key: transactionKey(till.accountId, till.siteId, till.posTransactionId),
+      siteId: till.siteId,
+      posTransactionId: till.posTransactionId,
+      redeemedAt,
+    };
     const items = [
       ...generators.map((id) => generatorIsActive(till.accountId, id)),
       ...fresh.map((item) => redeemCode(item, holder)),

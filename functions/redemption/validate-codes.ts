@@ -24,9 +24,7 @@ export const handler = api<CodesRedemptionInput>({
   const state = await readRedemptionState(till.accountId, till.siteId, till.posTransactionId, spellings);
   const read = assess(till, listed, state);
   const generators = freshGenerators(read);
-  const settings = new Map(
-    (await Promise.all(generators.map((id) => generatorSettings(till.accountId, id, 0)))).map((s, i) => [generators[i]!, s]),
-  );
+  const settings = new Map((await Promise.all(generators.map((id) => generatorSettings(till.accountId, id, 0)))).map((s, i) => [generators[i]!, s]));
   const inactive = new Set(generators.filter((id) => settings.get(id)?.status !== 'active'));
   const assessment = withInactive(read, inactive);
   if (fails(assessment)) return failure(till, assessment);

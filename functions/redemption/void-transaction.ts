@@ -3,15 +3,7 @@ import { serviceUnavailable } from '#http/errors';
 import { releaseCode } from '#data/codes';
 import { newEvent, putEvent } from '#data/events';
 import { freshIdCollided, nextId } from '#data/ids';
-import {
-  putVoid,
-  transactionKey,
-  transactionResourceId,
-  voidHolding,
-  type HeldCode,
-  type PosTransaction,
-  type VoidFields,
-} from '#data/pos-transactions';
+import { putVoid, transactionKey, transactionResourceId, voidHolding, type HeldCode, type PosTransaction, type VoidFields } from '#data/pos-transactions';
 import { writeTogether } from '#data/transactions';
 import { codeReleased } from './messages.ts';
 import type { VoidTransactionInput } from '#http/schemas';
@@ -46,7 +38,13 @@ export const handler = api<VoidTransactionInput>({
     let result;
     let releasedEventId: number | undefined;
     if (!holding) {
-      const record = { transaction_key: key, account_id: accountId, site_id: transaction.site_id, pos_transaction_id: transaction.pos_transaction_id, ...fields };
+      const record = {
+        transaction_key: key,
+        account_id: accountId,
+        site_id: transaction.site_id,
+        pos_transaction_id: transaction.pos_transaction_id,
+        ...fields,
+      };
       result = await writeTogether([putVoid(record), voided]);
     } else {
       const held = holding.codes ?? [];

@@ -33,9 +33,7 @@ export const dynamodb = new DynamoDBClient({
         endpoint,
         region: process.env.AWS_REGION ?? 'local',
         // DynamoDB Local accepts any credentials; real AWS never takes this branch.
-        ...(process.env.AWS_ACCESS_KEY_ID
-          ? {}
-          : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+        ...(process.env.AWS_ACCESS_KEY_ID ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
       }
     : {}),
 });

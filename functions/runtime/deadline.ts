@@ -44,10 +44,7 @@ export async function withDeadline<T>(remainingMs: number | undefined, work: () 
   if (remainingMs === undefined || !Number.isFinite(remainingMs)) return work();
   const controller = new AbortController();
   const budget = Math.max(0, remainingMs - TIMEOUT_RESERVE_MS);
-  const timer = setTimeout(
-    () => controller.abort(new DeadlineExceededError(`The invocation reached its deadline (${budget} ms)`)),
-    budget,
-  );
+  const timer = setTimeout(() => controller.abort(new DeadlineExceededError(`The invocation reached its deadline (${budget} ms)`)), budget);
   try {
     return await current.run(controller.signal, work);
   } finally {
@@ -63,7 +60,10 @@ export async function withDeadline<T>(remainingMs: number | undefined, work: () 
 /** One reason for every invocation's final abort: an Error per request would capture a stack each time. */
 const ANSWERED = new DeadlineExceededError('The invocation has already answered');
 
-type ExecutionMode = (parts: { middyRequest: unknown; runRequest: (request: { context: Context }, ...rest: unknown[]) => Promise<unknown> }, ...rest: unknown[]) => unknown;
+type ExecutionMode = (
+  parts: { middyRequest: unknown; runRequest: (request: { context: Context }, ...rest: unknown[]) => Promise<unknown> },
+  ...rest: unknown[]
+) => unknown;
 const standard = executionModeStandard as unknown as ExecutionMode;
 
 /**
@@ -79,8 +79,7 @@ export const deadlinePlugin = {
     standard(
       {
         ...parts,
-        runRequest: (request, ...args) =>
-          withDeadline(request.context.getRemainingTimeInMillis?.(), () => parts.runRequest(request, ...args)),
+        runRequest: (request, ...args) => withDeadline(request.context.getRemainingTimeInMillis?.(), () => parts.runRequest(request, ...args)),
       },
       ...rest,
     )) as ExecutionMode as unknown as PluginExecutionMode,

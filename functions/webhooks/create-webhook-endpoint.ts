@@ -49,7 +49,12 @@ export const handler = api<EndpointInput>({
     const location = `/v1.0/webhook_endpoints/${endpoint.id}`;
     const stored =
       scope &&
-      newStoredResponse(scope, scope.requestHash, { statusCode: 201, body: JSON.stringify({ webhook_endpoint: presentWebhookEndpoint(endpoint) }), location }, now);
+      newStoredResponse(
+        scope,
+        scope.requestHash,
+        { statusCode: 201, body: JSON.stringify({ webhook_endpoint: presentWebhookEndpoint(endpoint) }), location },
+        now,
+      );
 
     let result: WriteResult;
     try {

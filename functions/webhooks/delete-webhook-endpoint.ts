@@ -11,15 +11,9 @@ import idPath from '#http/schemas/idPath.generated';
  * find no endpoint when they come due and end `failed` without a request (nothing more is sent).
  * `200` with a one-space body, as an acknowledged event answers.
  */
-export const handler = api<null, { id: number }>({ host: 'core', operationId: 'deleteWebhookEndpoint', params: idPath }).handler(
-  async (event, context) => {
-    const { id } = event.params;
-    const result = await writeTogether([
-      deleteEndpointItem(context.accountId, id),
-      countOneLess(context.accountId),
-      deleteSecret(context.accountId, id),
-    ]);
-    if (result.outcome !== 'written') throw notFound(`Webhook endpoint ${id} not found`);
-    return acknowledged();
-  },
-);
+export const handler = api<null, { id: number }>({ host: 'core', operationId: 'deleteWebhookEndpoint', params: idPath }).handler(async (event, context) => {
+  const { id } = event.params;
+  const result = await writeTogether([deleteEndpointItem(context.accountId, id), countOneLess(context.accountId), deleteSecret(context.accountId, id)]);
+  if (result.outcome !== 'written') throw notFound(`Webhook endpoint ${id} not found`);
+  return acknowledged();
+});

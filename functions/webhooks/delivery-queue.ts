@@ -77,8 +77,7 @@ export function messageGroupOf(message: Pick<DeliveryMessage, 'origin' | 'lane'>
 }
 
 /** One attempt of one delivery in one lane: a copy sent again within 5 minutes (a stream retry of the fan-out) is dropped by SQS. */
-export const deduplicationIdOf = (m: DeliveryMessage): string =>
-  `${m.account_id}-${m.endpoint_id}-${m.event_id}-${m.generation}-${m.attempts}-${m.lane}`;
+export const deduplicationIdOf = (m: DeliveryMessage): string => `${m.account_id}-${m.endpoint_id}-${m.event_id}-${m.generation}-${m.attempts}-${m.lane}`;
 
 export function delaySecondsUntil(dueAt: number, now = Date.now()): number {
   return Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((dueAt - now) / 1000)));

@@ -22,7 +22,10 @@ export const handler = worker('queue', 'forwardDueWebhookDeliveries').handler(as
   const isDue = (p: Parsed) => p.message.due_at <= now + DUE_WITHIN_MS;
   const failed = await Promise.all([
     move(parsed.filter(isDue), enqueueDue),
-    move(parsed.filter((p) => !isDue(p)), (messages) => enqueueWaiting(messages, now)),
+    move(
+      parsed.filter((p) => !isDue(p)),
+      (messages) => enqueueWaiting(messages, now),
+    ),
   ]);
   return { batchItemFailures: failed.flat().map((itemIdentifier) => ({ itemIdentifier })) };
 });

@@ -36,9 +36,7 @@ export const handler = api<Pick<WebhookEndpointPatch, (typeof CHANGEABLE)[number
     if (ifMatch !== undefined && !etagMatches(ifMatch, weakEtag(JSON.stringify(currentBody)))) {
       throw preconditionFailed('If-Match does not match the current ETag of this webhook endpoint');
     }
-    const changed = CHANGEABLE.filter(
-      (key) => event.body[key] !== undefined && JSON.stringify(event.body[key]) !== JSON.stringify(current[key]),
-    );
+    const changed = CHANGEABLE.filter((key) => event.body[key] !== undefined && JSON.stringify(event.body[key]) !== JSON.stringify(current[key]));
     if (changed.length === 0) return ok(currentBody);
 
     const now = new Date(Math.max(Date.now(), Date.parse(current.updated_at) + 1));

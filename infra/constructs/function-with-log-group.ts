@@ -37,9 +37,7 @@ export const BUNDLING = {
   bundleAwsSDK: true,
   externalModules: [],
   // CommonJS dependencies call require(); ESM output has none unless we make one.
-  banner:
-    "import { createRequire as __tillgateCreateRequire } from 'node:module';" +
-    'const require = __tillgateCreateRequire(import.meta.url);',
+  banner: "import { createRequire as __tillgateCreateRequire } from 'node:module';" + 'const require = __tillgateCreateRequire(import.meta.url);',
 } satisfies BundlingOptions;
 
 export interface FunctionWithLogGroupProps {
@@ -131,10 +129,10 @@ export class FunctionWithLogGroup extends NodejsFunction {
         'events that a dead-letter queue or failure destination could catch.',
       stream:
         'Only its DynamoDB stream event source mapping invokes this function, synchronously; ' +
-        'records that keep failing go to the mapping\'s on-failure destination (an SQS queue with an alarm).',
+        "records that keep failing go to the mapping's on-failure destination (an SQS queue with an alarm).",
       queue:
         'Only its SQS event source mapping invokes this function, synchronously; messages that ' +
-        'keep failing go to the queue\'s own dead-letter queue (redrive policy, with an alarm).',
+        "keep failing go to the queue's own dead-letter queue (redrive policy, with an alarm).",
     };
     for (const rule of ['Serverless-LambdaDLQ', 'Serverless-LambdaAsyncFailureDestination']) {
       Validations.of(this).acknowledge({ id: rule, reason: reasons[invokedBy] });
@@ -156,9 +154,7 @@ export class FunctionWithLogGroup extends NodejsFunction {
     );
     const indexArns = (data.spec.indexes ?? []).map((index) => `${data.table.tableArn}/index/${index.name}`);
     if (actions.includes('Query') && indexArns.length > 0) {
-      this.executionRole.addToPrincipalPolicy(
-        new PolicyStatement({ effect: Effect.ALLOW, actions: ['dynamodb:Query'], resources: indexArns }),
-      );
+      this.executionRole.addToPrincipalPolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ['dynamodb:Query'], resources: indexArns }));
     }
   }
 

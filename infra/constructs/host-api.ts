@@ -161,15 +161,11 @@ export class HostApi extends Construct {
       const fn = props.functions.get(route.operationId);
       if (!fn) throw new Error(`No function for route ${route.operationId}`);
       const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
-      const method = this.api.root.resourceForPath(route.path).addMethod(
-        route.method,
-        new LambdaIntegration(fn, { proxy: true, allowTestInvoke: false }),
-        {
-          operationName: route.operationId,
-          authorizationType: AuthorizationType.NONE,
-          requestParameters: Object.fromEntries(pathParameters.map((name) => [`method.request.path.${name}`, true])),
-        },
-      );
+      const method = this.api.root.resourceForPath(route.path).addMethod(route.method, new LambdaIntegration(fn, { proxy: true, allowTestInvoke: false }), {
+        operationName: route.operationId,
+        authorizationType: AuthorizationType.NONE,
+        requestParameters: Object.fromEntries(pathParameters.map((name) => [`method.request.path.${name}`, true])),
+      });
       const reason =
         'The X-Auth-Token check lives in the Lambda middleware, not in an API Gateway authorizer: ' +
         'a token is hashed and looked up per account in the apiKeys DynamoDB table, a 401 must ' +
@@ -208,7 +204,7 @@ export class HostApi extends Construct {
       Validations.of(this.api).acknowledge({
         id: 'AwsSolutions-APIG3',
         reason:
-          'The operator turned the stack\'s web ACL off (tokenRateLimitEnabled=false) and named none of ' +
+          "The operator turned the stack's web ACL off (tokenRateLimitEnabled=false) and named none of " +
           'their own (webAclArn). Every request still needs a valid, scoped X-Auth-Token and the stage ' +
           'is throttled (throttleRateLimit/throttleBurstLimit), which bounds abuse and cost.',
       });

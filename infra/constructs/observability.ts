@@ -124,9 +124,7 @@ export class Observability extends Construct {
         logGroups: functionLogs,
         queryString: new QueryString({
           filterStatements: ['status >= 500 or level = "ERROR"'],
-          statsStatements: [
-            'count(*) as errors, latest(request_id) as last_request_id, latest(error_message) as last_error by operation, status, error_name',
-          ],
+          statsStatements: ['count(*) as errors, latest(request_id) as last_request_id, latest(error_message) as last_error by operation, status, error_name'],
           sort: 'errors desc',
         }),
       }),
@@ -148,7 +146,19 @@ export class Observability extends Construct {
         queryDefinitionName: this.queryNames.webhookDeliveries,
         logGroups: props.workers ? [...props.workers.functions.values()].map((fn) => fn.logGroupResource) : functionLogs,
         queryString: new QueryString({
-          fields: ['@timestamp', 'event_id', 'generation', 'attempt', 'outcome', 'response_status', 'duration_ms', 'error_code', 'origin', 'lane', 'moved_to_lane'],
+          fields: [
+            '@timestamp',
+            'event_id',
+            'generation',
+            'attempt',
+            'outcome',
+            'response_status',
+            'duration_ms',
+            'error_code',
+            'origin',
+            'lane',
+            'moved_to_lane',
+          ],
           filterStatements: ['message = "webhook attempt"', 'account_id = PASTE-ACCOUNT-ID and endpoint_id = PASTE-ENDPOINT-ID'],
           sort: '@timestamp desc',
           limit: 500,
@@ -170,7 +180,7 @@ export class Observability extends Construct {
         new Alarm(this, `${pascal(hostId)}ServerErrorRateAlarm`, {
           alarmDescription: lookHere(
             `tillgate ${stage} ${hostId} host: more than 1% of requests answered 5xx (counted only in ` +
-            `5-minute windows with at least 10 requests), in 2 of the last 3 windows.`,
+              `5-minute windows with at least 10 requests), in 2 of the last 3 windows.`,
           ),
           metric: new MathExpression({
             expression: 'IF(requests >= 10, 100 * errors / requests, 0)',
@@ -185,9 +195,7 @@ export class Observability extends Construct {
           treatMissingData: TreatMissingData.NOT_BREACHING,
         }),
         new Alarm(this, `${pascal(hostId)}LatencyP99Alarm`, {
-          alarmDescription: lookHere(
-            `tillgate ${stage} ${hostId} host: p99 latency above ${props.latencyAlarmMs} ms for 15 minutes.`,
-          ),
+          alarmDescription: lookHere(`tillgate ${stage} ${hostId} host: p99 latency above ${props.latencyAlarmMs} ms for 15 minutes.`),
           metric: api.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' }),
           threshold: props.latencyAlarmMs,
           comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -203,8 +211,8 @@ export class Observability extends Construct {
         new Alarm(this, `${name}ErrorsAlarm`, {
           alarmDescription: lookHere(
             `tillgate ${stage} ${fn.operationId}: the function crashed or timed out (Lambda Errors >= 1 in 5 ` +
-            `minutes). Handled errors answer 500 without counting here, so this is an unhandled fault or a ` +
-            `timeout; the function's log group shows the stack trace.`,
+              `minutes). Handled errors answer 500 without counting here, so this is an unhandled fault or a ` +
+              `timeout; the function's log group shows the stack trace.`,
           ),
           metric: fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
           threshold: 1,
@@ -215,8 +223,8 @@ export class Observability extends Construct {
         new Alarm(this, `${name}ThrottlesAlarm`, {
           alarmDescription: lookHere(
             `tillgate ${stage} ${fn.operationId}: Lambda throttled invocations (account or reserved ` +
-            `concurrency exhausted); callers got 5xx. Check ConcurrentExecutions on the dashboard and the ` +
-            `account's Lambda concurrency quota.`,
+              `concurrency exhausted); callers got 5xx. Check ConcurrentExecutions on the dashboard and the ` +
+              `account's Lambda concurrency quota.`,
           ),
           metric: fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
           threshold: 1,
@@ -233,8 +241,8 @@ export class Observability extends Construct {
         new Alarm(this, `${name}ThrottlesAlarm`, {
           alarmDescription: lookHere(
             `tillgate ${stage} table ${tableId}: DynamoDB throttled reads or writes in 2 of the last 3 ` +
-            `5-minute windows; callers got 503 with Retry-After. On-demand tables throttle when traffic more ` +
-            `than doubles its previous peak quickly, or on a hot partition key.`,
+              `5-minute windows; callers got 503 with Retry-After. On-demand tables throttle when traffic more ` +
+              `than doubles its previous peak quickly, or on a hot partition key.`,
           ),
           metric: new MathExpression({
             expression: 'reads + writes',
@@ -254,8 +262,8 @@ export class Observability extends Construct {
         new Alarm(this, `${name}SystemErrorsAlarm`, {
           alarmDescription: lookHere(
             `tillgate ${stage} table ${tableId}: DynamoDB answered with internal server errors in 2 of the ` +
-            `last 3 5-minute windows; callers got 503. Check the AWS Health Dashboard for DynamoDB in this ` +
-            `region.`,
+              `last 3 5-minute windows; callers got 503. Check the AWS Health Dashboard for DynamoDB in this ` +
+              `region.`,
           ),
           metric: table.metricSystemErrorsForOperations({
             operations: DYNAMODB_OPERATIONS,
@@ -333,9 +341,7 @@ export class Observability extends Construct {
         height: 3,
       }),
     );
-    this.dashboard.addWidgets(
-      new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms as IAlarm[], width: 24, height: 4 }),
-    );
+    this.dashboard.addWidgets(new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms as IAlarm[], width: 24, height: 4 }));
     this.dashboard.addWidgets(
       ...apiEntries.map(
         ([hostId, host]) =>
@@ -394,16 +400,12 @@ export class Observability extends Construct {
       }),
       new GraphWidget({
         title: 'Lambda duration p99 (ms)',
-        left: props.functions.map((fn) =>
-          fn.metricDuration({ period: Duration.minutes(1), statistic: 'p99', label: fn.operationId }),
-        ),
+        left: props.functions.map((fn) => fn.metricDuration({ period: Duration.minutes(1), statistic: 'p99', label: fn.operationId })),
         width: 8,
       }),
       new GraphWidget({
         title: 'Lambda concurrent executions',
-        left: props.functions.map((fn) =>
-          fn.metric('ConcurrentExecutions', { period: Duration.minutes(1), statistic: 'Maximum', label: fn.operationId }),
-        ),
+        left: props.functions.map((fn) => fn.metric('ConcurrentExecutions', { period: Duration.minutes(1), statistic: 'Maximum', label: fn.operationId })),
         width: 8,
       }),
     );
@@ -530,7 +532,10 @@ function webhookWidgets(workers: Workers, stage: string): GraphWidget[] {
     }),
     new GraphWidget({
       title: 'Webhooks: attempt duration (ms) and stream iterator age (ms)',
-      left: [webhookMetric(stage, 'WebhookAttemptDuration', 'p50', minute, 'attempt p50'), webhookMetric(stage, 'WebhookAttemptDuration', 'p99', minute, 'attempt p99')],
+      left: [
+        webhookMetric(stage, 'WebhookAttemptDuration', 'p50', minute, 'attempt p50'),
+        webhookMetric(stage, 'WebhookAttemptDuration', 'p99', minute, 'attempt p99'),
+      ],
       right: [...workers.functions.entries()]
         .filter(([name]) => workers.failureQueues.has(name))
         .map(([name, fn]) => fn.metric('IteratorAge', { period: minute, statistic: 'Maximum', label: `${name} iterator age` })),
@@ -540,8 +545,12 @@ function webhookWidgets(workers: Workers, stage: string): GraphWidget[] {
       title: 'Webhooks: queue depth, oldest message (s), dead letters and stream failures',
       left: [
         ...Object.entries(workers.queues).map(([id, queue]) => queue.metricApproximateNumberOfMessagesVisible({ period: minute, label: `${id} visible` })),
-        ...Object.entries(workers.queues).map(([id, queue]) => queue.metricApproximateNumberOfMessagesNotVisible({ period: minute, label: `${id} delayed or in flight` })),
-        ...Object.entries(workers.deadLetterQueues).map(([id, queue]) => queue.metricApproximateNumberOfMessagesVisible({ period: minute, label: `${id} dead letters` })),
+        ...Object.entries(workers.queues).map(([id, queue]) =>
+          queue.metricApproximateNumberOfMessagesNotVisible({ period: minute, label: `${id} delayed or in flight` }),
+        ),
+        ...Object.entries(workers.deadLetterQueues).map(([id, queue]) =>
+          queue.metricApproximateNumberOfMessagesVisible({ period: minute, label: `${id} dead letters` }),
+        ),
         ...[...workers.failureQueues].map(([name, queue]) => queue.metricApproximateNumberOfMessagesVisible({ period: minute, label: `${name} failures` })),
       ],
       right: Object.entries(workers.queues).map(([id, queue]) => queue.metricApproximateAgeOfOldestMessage({ period: minute, label: `${id} oldest (s)` })),

@@ -8,10 +8,21 @@ import type { WireCall } from './proxy.ts';
  */
 function attributeValueSize(value: Record<string, any>): number {
   if ('S' in value) return Buffer.byteLength(value.S, 'utf8');
-  if ('N' in value) return Math.ceil(String(value.N).replace(/^-|\.|^0+|e.*$/gi, '').replace(/0+$/, '').length / 2) + 1;
+  if ('N' in value)
+    return (
+      Math.ceil(
+        String(value.N)
+          .replace(/^-|\.|^0+|e.*$/gi, '')
+          .replace(/0+$/, '').length / 2,
+      ) + 1
+    );
   if ('B' in value) return Buffer.from(value.B, 'base64').length;
   if ('BOOL' in value || 'NULL' in value) return 1;
-  if ('M' in value) return 3 + Object.entries(value.M as Record<string, any>).reduce((sum, [name, inner]) => sum + Buffer.byteLength(name, 'utf8') + attributeValueSize(inner) + 1, 0);
+  if ('M' in value)
+    return (
+      3 +
+      Object.entries(value.M as Record<string, any>).reduce((sum, [name, inner]) => sum + Buffer.byteLength(name, 'utf8') + attributeValueSize(inner) + 1, 0)
+    );
   if ('L' in value) return 3 + (value.L as Record<string, any>[]).reduce((sum, inner) => sum + attributeValueSize(inner) + 1, 0);
   if ('SS' in value) return (value.SS as string[]).reduce((sum, s) => sum + Buffer.byteLength(s, 'utf8'), 0);
   if ('NS' in value) return (value.NS as string[]).reduce((sum, n) => sum + attributeValueSize({ N: n }), 0);

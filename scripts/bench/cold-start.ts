@@ -41,7 +41,10 @@ export function functionEnvironment(cdkOut: string, operationId: string, names: 
         // cold-start request sends to a queue.
         else if (Object.values<QueueSpec>(queues).some((queue) => queue.envVar === name)) continue;
         else if (typeof value === 'string') environment[name] = value;
-        else throw new Error(`bench: ${operationId}'s environment variable ${name} is not a string in the template (${JSON.stringify(value)}): teach cold-start.ts to resolve it`);
+        else
+          throw new Error(
+            `bench: ${operationId}'s environment variable ${name} is not a string in the template (${JSON.stringify(value)}): teach cold-start.ts to resolve it`,
+          );
       }
       return environment;
     }
@@ -84,7 +87,15 @@ function coldInvocation(bundle: string, environment: Record<string, string>, req
     child.on('close', (code) => {
       const status = answer ? JSON.parse(answer).statusCode : undefined;
       if (code !== 0 || elapsed === undefined || status !== expectStatus) {
-        fail(new Error(`bench: cold start of ${bundle} exited ${code}, answered ${status} (expected ${expectStatus}): ${errors.split('\n').filter((line) => line.length < 300).join('\n').slice(-1500)}`));
+        fail(
+          new Error(
+            `bench: cold start of ${bundle} exited ${code}, answered ${status} (expected ${expectStatus}): ${errors
+              .split('\n')
+              .filter((line) => line.length < 300)
+              .join('\n')
+              .slice(-1500)}`,
+          ),
+        );
       } else done(elapsed);
     });
   });
@@ -141,7 +152,15 @@ export async function measureColdStarts(options: {
     rows.push(row(`cold start: ${id}`, 'ms', medians.get('tillgate')!, medians.get('reference')!, '≤ 1.05 ×'));
     for (const arm of arms.slice(2)) {
       const against = (arm as ColdArm).against ?? 'reference';
-      rows.push(row(`cold start: ${id}, ${arm.name}${against === 'reference' ? '' : ` (baseline: ${against})`}`, 'ms', medians.get(arm.name)!, medians.get(against)!, 'diagnosis'));
+      rows.push(
+        row(
+          `cold start: ${id}, ${arm.name}${against === 'reference' ? '' : ` (baseline: ${against})`}`,
+          'ms',
+          medians.get(arm.name)!,
+          medians.get(against)!,
+          'diagnosis',
+        ),
+      );
     }
     rows.push(row(`bundle size: ${id}`, 'KiB', statSync(options.bundles[id]!).size / 1024, statSync(options.references[id]!).size / 1024, 'diagnosis'));
   }

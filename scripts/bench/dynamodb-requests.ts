@@ -126,7 +126,15 @@ export async function measureRequests(options: {
     const floor = floors.reduce((a, b) => a + b, 0) / floors.length;
     rows.push(row(`DynamoDB requests: ${label(scenario)}`, 'req/call', requestsPerCall, null, scenario.requestTarget));
     if (scenario.transactionTarget) {
-      rows.push(row(`DynamoDB transactions: ${label(scenario)}`, 'tx/call', perCall(work.filter((c) => c.target === 'TransactWriteItems')), null, scenario.transactionTarget));
+      rows.push(
+        row(
+          `DynamoDB transactions: ${label(scenario)}`,
+          'tx/call',
+          perCall(work.filter((c) => c.target === 'TransactWriteItems')),
+          null,
+          scenario.transactionTarget,
+        ),
+      );
     }
     rows.push(row(`DynamoDB capacity (baseline: floor): ${label(scenario)}`, 'CU/call', reads + writes, floor, `floor: ${scenario.floor.how}`));
     details.push(

@@ -119,7 +119,9 @@ export async function measureHttp(options: {
         errors: arm.results.reduce((sum, r) => sum + r.errors, 0),
         cpu: median(arm.results.map((r) => r.cpuPerRequest)),
       })) as [{ perSecond: number; errors: number; cpu: number }, { perSecond: number; errors: number; cpu: number }];
-      options.log(`  ${label(scenario)}: tillgate ${t.perSecond.toFixed(0)} req/s, ${t.cpu.toFixed(0)} µs CPU/req, ${t.errors} errors; baseline ${b.perSecond.toFixed(0)} req/s, ${b.cpu.toFixed(0)} µs CPU/req, ${b.errors} errors`);
+      options.log(
+        `  ${label(scenario)}: tillgate ${t.perSecond.toFixed(0)} req/s, ${t.cpu.toFixed(0)} µs CPU/req, ${t.errors} errors; baseline ${b.perSecond.toFixed(0)} req/s, ${b.cpu.toFixed(0)} µs CPU/req, ${b.errors} errors`,
+      );
       rows.push(row(`HTTP throughput: ${label(scenario)}`, 'req/s', t.perSecond, b.perSecond, '≥ 0.9 ×'));
       rows.push(row(`HTTP errors: ${label(scenario)}`, 'count', t.errors, b.errors, '0'));
       rows.push(row(`HTTP server CPU per request: ${label(scenario)}`, 'µs', t.cpu, b.cpu, 'reported'));

@@ -94,7 +94,8 @@ export function buildPlan(operationId: string, variant: string, a: Recording, b:
   if (describe(a) !== describe(b)) {
     throw new Error(`${operationId} (${variant}): two requests of one scenario made different calls: [${describe(a)}] and [${describe(b)}]`);
   }
-  const docs = (r: Recording) => r.calls.map((c) => ({ input: toDocument(c.request) as Record<string, unknown>, output: c.status === 200 ? toDocument(c.response) : undefined }));
+  const docs = (r: Recording) =>
+    r.calls.map((c) => ({ input: toDocument(c.request) as Record<string, unknown>, output: c.status === 200 ? toDocument(c.response) : undefined }));
   const [da, db] = [docs(a), docs(b)];
   // The SDK makes up a ClientRequestToken for every TransactWriteItems that has none; the
   // replaying client will too. Kept only when the handler set one itself (the same in both).
@@ -115,7 +116,20 @@ export function buildPlan(operationId: string, variant: string, a: Recording, b:
     for (const [key, { path, value }] of la) {
       const other = lb.get(key)!.value;
       if (Object.is(value, other)) continue;
-      holes.push({ at: path, fill: sourceOf(value, other, index, a, b, da.map((d) => d.output), db.map((d) => d.output), da.map((d) => d.input), db.map((d) => d.input)) });
+      holes.push({
+        at: path,
+        fill: sourceOf(
+          value,
+          other,
+          index,
+          a,
+          b,
+          da.map((d) => d.output),
+          db.map((d) => d.output),
+          da.map((d) => d.input),
+          db.map((d) => d.input),
+        ),
+      });
     }
     const error = call.status === 200 ? undefined : errorOf(call.response);
     return {
@@ -170,12 +184,15 @@ function sourceOf(
   // sent its value in some earlier call; the replay follows the first recording's order.
   if (typeof value === 'string' && value.length >= 4) {
     const sentEarlier = (inputs: unknown[], wanted: unknown) =>
-      inputs.slice(0, step).flatMap((input, j) => [...leaves(input).values()].filter((leaf) => Object.is(leaf.value, wanted)).map((leaf) => ({ step: j, path: leaf.path })));
+      inputs
+        .slice(0, step)
+        .flatMap((input, j) => [...leaves(input).values()].filter((leaf) => Object.is(leaf.value, wanted)).map((leaf) => ({ step: j, path: leaf.path })));
     const [first] = sentEarlier(sentA, value);
     if (first && sentEarlier(sentB, other).length > 0) return { from: 'sent', step: first.step, path: first.path };
   }
   const converted = candidates.find((c) => String(c.valueA) === String(value) && String(c.valueB) === String(other) && typeof c.valueA !== typeof value);
-  if (converted && (typeof value === 'number' || typeof value === 'string')) return { from: 'convert', to: typeof value as 'number' | 'string', source: converted.source };
+  if (converted && (typeof value === 'number' || typeof value === 'string'))
+    return { from: 'convert', to: typeof value as 'number' | 'string', source: converted.source };
 
   if (typeof value === 'string' && typeof other === 'string') {
     if (ISO.test(value)) return { from: 'now-iso' };

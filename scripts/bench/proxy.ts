@@ -40,7 +40,10 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      const operation = String(incoming.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+      const operation =
+        String(incoming.headers['x-amz-target'] ?? '')
+          .split('.')
+          .pop() ?? '';
       let sent: Record<string, unknown> = {};
       let body = raw;
       try {
@@ -51,28 +54,25 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
       }
       // The SDK signs its requests; DynamoDB Local does not check signatures, so a changed body passes.
       const headers = { ...incoming.headers, host: target.host, 'content-length': String(Buffer.byteLength(body)) };
-      const forward = httpRequest(
-        { host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers, agent },
-        (answer) => {
-          const parts: Buffer[] = [];
-          answer.on('data', (chunk: Buffer) => parts.push(chunk));
-          answer.on('end', () => {
-            const payload = Buffer.concat(parts);
-            let response: Record<string, unknown> = {};
-            try {
-              response = JSON.parse(payload.toString('utf8')) as Record<string, unknown>;
-            } catch {
-              // leave empty
-            }
-            if (operation) {
-              log.push({ target: operation, request: sent, status: answer.statusCode ?? 0, response, capacityUnits: capacityOf(response) });
-            }
-            const { 'content-length': _, 'transfer-encoding': __, ...rest } = answer.headers;
-            outgoing.writeHead(answer.statusCode ?? 502, { ...rest, 'content-length': String(payload.length) });
-            outgoing.end(payload);
-          });
-        },
-      );
+      const forward = httpRequest({ host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers, agent }, (answer) => {
+        const parts: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => parts.push(chunk));
+        answer.on('end', () => {
+          const payload = Buffer.concat(parts);
+          let response: Record<string, unknown> = {};
+          try {
+            response = JSON.parse(payload.toString('utf8')) as Record<string, unknown>;
+          } catch {
+            // leave empty
+          }
+          if (operation) {
+            log.push({ target: operation, request: sent, status: answer.statusCode ?? 0, response, capacityUnits: capacityOf(response) });
+          }
+          const { 'content-length': _, 'transfer-encoding': __, ...rest } = answer.headers;
+          outgoing.writeHead(answer.statusCode ?? 502, { ...rest, 'content-length': String(payload.length) });
+          outgoing.end(payload);
+        });
+      });
       forward.on('error', (error) => {
         outgoing.writeHead(502);
         outgoing.end(String(error));

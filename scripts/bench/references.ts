@@ -34,7 +34,13 @@ function esbuildOptions(): BuildOptions {
 }
 
 /** The minified build with runtime source maps, as deployed until the cold-start decision (docs/benchmarks.md). */
-export const MINIFIED_BUILD: BuildOptions = { minify: true, minifyWhitespace: undefined, minifySyntax: undefined, minifyIdentifiers: undefined, keepNames: false };
+export const MINIFIED_BUILD: BuildOptions = {
+  minify: true,
+  minifyWhitespace: undefined,
+  minifySyntax: undefined,
+  minifyIdentifiers: undefined,
+  keepNames: false,
+};
 
 /** Whitespace and syntax minified, identifiers kept: readable stack traces (the deployed build since the decision). */
 export const READABLE_BUILD: BuildOptions = { minify: false, minifyWhitespace: true, minifySyntax: true, minifyIdentifiers: false, keepNames: false };

@@ -67,7 +67,12 @@ export interface HttpInput {
   readonly body: unknown;
 }
 
-export function httpInput(path: string, query: Record<string, string | undefined>, headers: Record<string, string | undefined>, body: string | null | undefined): HttpInput {
+export function httpInput(
+  path: string,
+  query: Record<string, string | undefined>,
+  headers: Record<string, string | undefined>,
+  body: string | null | undefined,
+): HttpInput {
   const lower: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) if (typeof value === 'string') lower[name.toLowerCase()] = value;
   let parsed: unknown = body ?? null;
@@ -120,7 +125,9 @@ function fill(how: Fill, input: HttpInput, outputs: unknown[], unique: { next: n
     case 'sent':
       return getAt(sent[how.step], how.path);
     case 'sha256':
-      return createHash('sha256').update(String(getAt(input, how.path)), 'utf8').digest('hex');
+      return createHash('sha256')
+        .update(String(getAt(input, how.path)), 'utf8')
+        .digest('hex');
     case 'now-iso':
       return new Date().toISOString();
     case 'now-seconds':

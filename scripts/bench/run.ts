@@ -51,7 +51,7 @@ const scenarios = allScenarios.filter((scenario) => !only || only.includes(scena
 const mainScenarios = () => allMainScenarios().filter((scenario) => !only || only.includes(scenario.operationId));
 
 if (process.env.BENCH_SKIP_SYNTH !== '1') {
-  log('bench: cdk synth (the functions\' bundles and template) …');
+  log("bench: cdk synth (the functions' bundles and template) …");
   const synth = spawnSync('cdk', ['synth', '--quiet'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   if (synth.status !== 0) throw new Error('bench: cdk synth failed');
 }
@@ -179,7 +179,12 @@ try {
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1024',
     DYNAMODB_ENDPOINT: stack.dynamodbEndpoint,
   };
-  const environments = Object.fromEntries(routes.map((route) => [route.operationId, { ...lambdaBase, AWS_LAMBDA_FUNCTION_NAME: route.operationId, ...functionEnvironment(cdkOut, route.operationId, names) }]));
+  const environments = Object.fromEntries(
+    routes.map((route) => [
+      route.operationId,
+      { ...lambdaBase, AWS_LAMBDA_FUNCTION_NAME: route.operationId, ...functionEnvironment(cdkOut, route.operationId, names) },
+    ]),
+  );
   const { NODE_OPTIONS: _, ...serverEnvironment } = Object.assign({}, ...Object.values(environments)) as Record<string, string>;
 
   let extraArms: ((id: string, deployed: Record<string, string>, bare: Record<string, string>) => ColdArm[]) | undefined;
@@ -201,7 +206,11 @@ try {
       ...(_deployed.NODE_OPTIONS
         ? []
         : [
-            { name: '(a) minified, NODE_OPTIONS=--enable-source-maps', bundle: variants[id]!.minified, environment: { ...bare, NODE_OPTIONS: '--enable-source-maps' } },
+            {
+              name: '(a) minified, NODE_OPTIONS=--enable-source-maps',
+              bundle: variants[id]!.minified,
+              environment: { ...bare, NODE_OPTIONS: '--enable-source-maps' },
+            },
             { name: '(b) minified, no NODE_OPTIONS', bundle: variants[id]!.minified, environment: bare },
           ]),
       { name: '(c) whitespace+syntax, identifiers kept, no NODE_OPTIONS', bundle: variants[id]!.readable, environment: bare },
@@ -224,7 +233,10 @@ try {
   log(`bench: warm overhead, ${settings.warmIterations} invocations per arm and scenario (${elapsed()}) …`);
   const warmRequests = new Map(
     await Promise.all(
-      scenarios.map(async (scenario) => [scenario, scenario.warmFromRecording ? counted.recordedRequests.get(scenario)! : (await scenario.prepare(context, 1))[0]!] as const),
+      scenarios.map(
+        async (scenario) =>
+          [scenario, scenario.warmFromRecording ? counted.recordedRequests.get(scenario)! : (await scenario.prepare(context, 1))[0]!] as const,
+      ),
     ),
   );
   const warmRows = await measureWarm({
@@ -246,7 +258,11 @@ try {
     scenarios,
     plans: counted.warmPlans,
     context,
-    environment: { ...serverEnvironment, POWERTOOLS_METRICS_DISABLED: 'true', ...(process.env.BENCH_HTTP_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: process.env.BENCH_HTTP_LOG_LEVEL } : {}) },
+    environment: {
+      ...serverEnvironment,
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      ...(process.env.BENCH_HTTP_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: process.env.BENCH_HTTP_LOG_LEVEL } : {}),
+    },
     requestsPerRun: settings.httpRequests,
     requestsFor: (scenario) => callsFor(scenario, settings.httpRequests, 20),
     rounds: settings.httpRounds,

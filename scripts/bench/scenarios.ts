@@ -262,7 +262,14 @@ async function unreadCodes(context: BenchContext, generator: number, count: numb
   const { newCodeItem, putCode } = await import('../../functions/data/codes.ts');
   const { writeTogether } = await import('../../functions/data/transactions.ts');
   const issuedAt = new Date().toISOString();
-  const codes = times(count, () => `WIN-${context.unique().replace(/[^A-Za-z0-9]/g, '').toUpperCase()}`);
+  const codes = times(
+    count,
+    () =>
+      `WIN-${context
+        .unique()
+        .replace(/[^A-Za-z0-9]/g, '')
+        .toUpperCase()}`,
+  );
   const written = await writeTogether(codes.map((code) => putCode(newCodeItem(context.accountId, generator, code, issuedAt, generator, false))));
   if (written.outcome !== 'written') throw new Error(`bench: could not write codes of generator ${generator}`);
   return codes;
@@ -316,7 +323,9 @@ const sharedDeliveries = (context: BenchContext, endpointId: number) =>
     const { newDelivery, putNewDelivery } = await import('../../functions/data/webhook-deliveries.ts');
     const now = new Date();
     for (let i = 1; i <= DEFAULT_PAGE + 1; i++) {
-      await putNewDelivery(newDelivery(context.accountId, endpointId, { id: i, type: 'transaction.voided', resource_id: `bench/${i}`, created_at: now.toISOString() }, now));
+      await putNewDelivery(
+        newDelivery(context.accountId, endpointId, { id: i, type: 'transaction.voided', resource_id: `bench/${i}`, created_at: now.toISOString() }, now),
+      );
     }
   })());
 
@@ -337,7 +346,7 @@ const webhookScenarios: Scenario[] = [
   },
   {
     operationId: 'listWebhookEndpoints',
-    variant: 'the account\'s 10',
+    variant: "the account's 10",
     expectStatus: 200,
     requestTarget: '1',
     floor: { units: 1, how: '10 items ≤ 4 KB together, consistent: 1 RCU' },
@@ -398,7 +407,10 @@ const webhookScenarios: Scenario[] = [
     variant: 'a page of 100',
     expectStatus: 200,
     requestTarget: '2',
-    floor: { units: (calls) => 1 + pageReadUnits(calls, DEFAULT_PAGE, true), how: 'endpoint read 1 RCU + the page\'s items, consistent: ceil(bytes / 4 KB) RCU' },
+    floor: {
+      units: (calls) => 1 + pageReadUnits(calls, DEFAULT_PAGE, true),
+      how: "endpoint read 1 RCU + the page's items, consistent: ceil(bytes / 4 KB) RCU",
+    },
     prepare: async (context, count) => {
       const [endpoint] = await sharedEndpoints(context);
       await sharedDeliveries(context, endpoint!);
@@ -501,7 +513,7 @@ export const scenarios: readonly Scenario[] = [
     variant: 'a page',
     expectStatus: 200,
     requestTarget: '1',
-    floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, true), how: 'the page\'s items, consistent: ceil(bytes / 4 KB) RCU' },
+    floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, true), how: "the page's items, consistent: ceil(bytes / 4 KB) RCU" },
     prepare: async (context, count) => {
       // At least a full page of the account's generators (the other scenarios make more).
       await sharedGenerators(context, 'list', DEFAULT_PAGE + 1);
@@ -513,7 +525,10 @@ export const scenarios: readonly Scenario[] = [
     variant: 'store_id',
     expectStatus: 200,
     requestTarget: '1',
-    floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, false), how: 'the page\'s projected items from the index, eventually consistent: ceil(bytes / 4 KB) / 2 RCU' },
+    floor: {
+      units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, false),
+      how: "the page's projected items from the index, eventually consistent: ceil(bytes / 4 KB) / 2 RCU",
+    },
     prepare: async (context, count) => {
       await sharedGenerators(context, 'list', DEFAULT_PAGE + 1);
       return times(count, () => ({ ...to('listCodeGenerators', {}, `?store_id=${BENCH_STORE}`), headers: { 'X-Auth-Token': context.token } }));
@@ -554,7 +569,10 @@ export const scenarios: readonly Scenario[] = [
     variant: 'a page',
     expectStatus: 200,
     requestTarget: '1',
-    floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, false), how: "the page's projected items from the index, eventually consistent: ceil(bytes / 4 KB) / 2 RCU" },
+    floor: {
+      units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, false),
+      how: "the page's projected items from the index, eventually consistent: ceil(bytes / 4 KB) / 2 RCU",
+    },
     prepare: async (context, count) => {
       const { generator } = await issuedCodes(context, 'list-codes', DEFAULT_PAGE + 1);
       return times(count, () => ({ ...to('listCodes', { id: generator }), headers: { 'X-Auth-Token': context.token } }));
@@ -565,7 +583,10 @@ export const scenarios: readonly Scenario[] = [
     variant: 'redeemed=false',
     expectStatus: 200,
     requestTarget: '1',
-    floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, false), how: "the page's projected items from the index, eventually consistent: ceil(bytes / 4 KB) / 2 RCU" },
+    floor: {
+      units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, false),
+      how: "the page's projected items from the index, eventually consistent: ceil(bytes / 4 KB) / 2 RCU",
+    },
     prepare: async (context, count) => {
       const { generator } = await issuedCodes(context, 'list-codes', DEFAULT_PAGE + 1);
       return times(count, () => ({ ...to('listCodes', { id: generator }, '?redeemed=false'), headers: { 'X-Auth-Token': context.token } }));
@@ -620,7 +641,7 @@ export const scenarios: readonly Scenario[] = [
     variant: 'a page of 100',
     expectStatus: 200,
     requestTarget: '1',
-    floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, true), how: 'the page\'s items, consistent: ceil(bytes / 4 KB) RCU' },
+    floor: { units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, true), how: "the page's items, consistent: ceil(bytes / 4 KB) RCU" },
     prepare: async (context, count) => {
       await newEvents(context, DEFAULT_PAGE + 1);
       return times(count, () => ({ ...to('listEvents', {}, `?limit=${DEFAULT_PAGE}`), headers: { 'X-Auth-Token': context.token } }));
@@ -673,7 +694,6 @@ export function checkCoverage(): void {
 }
 
 /** The scenario that stands for each route in the cold-start measurement: its first. */
-export const mainScenarios = (): Scenario[] =>
-  routes.map((route) => scenarios.find((scenario) => scenario.operationId === route.operationId)!);
+export const mainScenarios = (): Scenario[] => routes.map((route) => scenarios.find((scenario) => scenario.operationId === route.operationId)!);
 
 export const label = (scenario: Scenario) => `${scenario.operationId} (${scenario.variant})`;

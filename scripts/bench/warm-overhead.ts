@@ -21,7 +21,14 @@ interface Job {
   readonly token: string;
   readonly countersTable: string;
   readonly iterations: number;
-  readonly cases: { readonly name: string; readonly entry: string; readonly plan: Plan; readonly request: HttpRequest; readonly expectStatus: number; readonly iterations: number }[];
+  readonly cases: {
+    readonly name: string;
+    readonly entry: string;
+    readonly plan: Plan;
+    readonly request: HttpRequest;
+    readonly expectStatus: number;
+    readonly iterations: number;
+  }[];
 }
 
 interface CaseResult {
@@ -71,7 +78,13 @@ export async function measureWarm(options: {
   const run = async (logLevel: string) => {
     const file = join(options.workDir, `warm-${logLevel}.json`);
     mkdirSync(options.workDir, { recursive: true });
-    const job: Job = { environment: { ...options.environment, POWERTOOLS_LOG_LEVEL: logLevel }, token: options.token, countersTable: options.countersTable, iterations: options.iterations, cases };
+    const job: Job = {
+      environment: { ...options.environment, POWERTOOLS_LOG_LEVEL: logLevel },
+      token: options.token,
+      countersTable: options.countersTable,
+      iterations: options.iterations,
+      cases,
+    };
     writeFileSync(file, JSON.stringify(job));
     return runChild(file);
   };
@@ -101,7 +114,9 @@ function runChild(jobFile: string): Promise<ChildResult> {
     let errors = '';
     child.stdio[3]!.on('data', (chunk) => (output += String(chunk)));
     child.stderr!.on('data', (chunk) => (errors += String(chunk)));
-    child.on('close', (code) => (code === 0 && output ? done(JSON.parse(output)) : fail(new Error(`bench: warm child exited ${code}: ${errors.slice(-1500)}`))));
+    child.on('close', (code) =>
+      code === 0 && output ? done(JSON.parse(output)) : fail(new Error(`bench: warm child exited ${code}: ${errors.slice(-1500)}`)),
+    );
   });
 }
 
@@ -133,7 +148,11 @@ async function child(jobFile: string): Promise<void> {
     const send = async (command: { constructor: { name: string }; input?: { TableName?: string } }) => {
       // An id block reservation (once per ID_BLOCK_SIZE ids): not in the warm plan, which was
       // recorded with a block in hand; answered here with a fresh block, as DynamoDB would.
-      if (command.constructor.name === 'UpdateCommand' && command.input?.TableName === job.countersTable && state.steps[state.next]?.command !== 'UpdateCommand') {
+      if (
+        command.constructor.name === 'UpdateCommand' &&
+        command.input?.TableName === job.countersTable &&
+        state.steps[state.next]?.command !== 'UpdateCommand'
+      ) {
         blockTop += 1e6;
         return { Attributes: { value: blockTop } };
       }
@@ -158,11 +177,18 @@ async function child(jobFile: string): Promise<void> {
 
   const cases: CaseResult[] = [];
   for (const c of job.cases) {
-    const { handler: tillgate } = (await import(pathToFileURL(resolve(ROOT, c.entry)).href)) as { handler: (e: unknown, ctx: unknown) => Promise<{ statusCode: number; body?: string }> };
+    const { handler: tillgate } = (await import(pathToFileURL(resolve(ROOT, c.entry)).href)) as {
+      handler: (e: unknown, ctx: unknown) => Promise<{ statusCode: number; body?: string }>;
+    };
     // One call against DynamoDB Local first, as a warm environment has made: it fills what an
     // environment reads once (issueCodes' generator settings) and reserves an id block.
     (documents as unknown as { send: unknown }).send = realSend;
-    await tillgate(lambdaEvent(c.request), { awsRequestId: 'warm-up', functionName: 'warm', getRemainingTimeInMillis: () => 10_000, callbackWaitsForEmptyEventLoop: false });
+    await tillgate(lambdaEvent(c.request), {
+      awsRequestId: 'warm-up',
+      functionName: 'warm',
+      getRemainingTimeInMillis: () => 10_000,
+      callbackWaitsForEmptyEventLoop: false,
+    });
     (documents as unknown as { send: unknown }).send = real.send;
     const bare = lambdaHandler(c.plan, commands, bareStub.send);
     const template = lambdaEvent(c.request);
@@ -184,8 +210,10 @@ async function child(jobFile: string): Promise<void> {
           const result = await arm.invoke(event, context);
           const elapsed = performance.now() - started;
           if (round >= 0) arm.times.push(elapsed * 1000);
-          if (result.statusCode !== c.expectStatus) throw new Error(`bench: ${c.name} answered ${result.statusCode} with a stubbed client: ${result.body?.slice(0, 300)}`);
-          if (arm.stub.state.next !== c.plan.steps.length) throw new Error(`bench: ${c.name} made ${arm.stub.state.next} calls, the recording ${c.plan.steps.length}`);
+          if (result.statusCode !== c.expectStatus)
+            throw new Error(`bench: ${c.name} answered ${result.statusCode} with a stubbed client: ${result.body?.slice(0, 300)}`);
+          if (arm.stub.state.next !== c.plan.steps.length)
+            throw new Error(`bench: ${c.name} made ${arm.stub.state.next} calls, the recording ${c.plan.steps.length}`);
         }
       }
     }

@@ -43,7 +43,10 @@ interface Receiver {
 }
 
 async function startReceiver(hang = false): Promise<Receiver> {
-  const receiver = { arrivals: new Map<string, number>(), secret: undefined as string | undefined, secrets: [] as string[], failures: 0 } as Receiver & { url: string; server: Server };
+  const receiver = { arrivals: new Map<string, number>(), secret: undefined as string | undefined, secrets: [] as string[], failures: 0 } as Receiver & {
+    url: string;
+    server: Server;
+  };
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -199,11 +202,35 @@ export async function measureWebhooks(options: WebhookBenchOptions): Promise<Row
     if (receiver.failures > 0) throw new Error(`bench: ${receiver.failures} deliveries did not verify`);
     const p = (values: number[], q: number) => percentile(values, q);
     return [
-      row('webhooks: commit → arrival p50 (baseline: feed polled every 100 ms)', 'ms', p(webhookLatency, 50), p(feedLatency, 50), '≤ 2000 (first attempt within 2 s)'),
+      row(
+        'webhooks: commit → arrival p50 (baseline: feed polled every 100 ms)',
+        'ms',
+        p(webhookLatency, 50),
+        p(feedLatency, 50),
+        '≤ 2000 (first attempt within 2 s)',
+      ),
       row('webhooks: commit → arrival p99 (baseline: feed polled every 100 ms)', 'ms', p(webhookLatency, 99), p(feedLatency, 99), '≤ 2000'),
-      row('webhooks: deliveries per second, burst of voids 8 at a time (baseline: voids per second)', '/s', deliveriesPerSecond, voidsPerSecond, '≈ 1 × (keeps up)'),
-      row('webhooks: healthy endpoint p50 beside a hanging one (baseline: an account alone, same time)', 'ms', p(besideHanging, 50), p(controlAlone, 50), '≤ 3000 (isolation)'),
-      row('webhooks: healthy endpoint p99 beside a hanging one (baseline: an account alone, same time)', 'ms', p(besideHanging, 99), p(controlAlone, 99), '≤ 3000 (isolation)'),
+      row(
+        'webhooks: deliveries per second, burst of voids 8 at a time (baseline: voids per second)',
+        '/s',
+        deliveriesPerSecond,
+        voidsPerSecond,
+        '≈ 1 × (keeps up)',
+      ),
+      row(
+        'webhooks: healthy endpoint p50 beside a hanging one (baseline: an account alone, same time)',
+        'ms',
+        p(besideHanging, 50),
+        p(controlAlone, 50),
+        '≤ 3000 (isolation)',
+      ),
+      row(
+        'webhooks: healthy endpoint p99 beside a hanging one (baseline: an account alone, same time)',
+        'ms',
+        p(besideHanging, 99),
+        p(controlAlone, 99),
+        '≤ 3000 (isolation)',
+      ),
     ];
   } finally {
     await webhooks.close();

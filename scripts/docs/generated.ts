@@ -30,8 +30,7 @@ const cell = (text: string) => text.replace(/\|/g, '\\|');
 
 function routesSection(): string {
   const rows = routes.map(
-    (route) =>
-      `| ${route.method} | \`${route.path}\` | ${route.host} | ${route.scope} | \`${route.operationId}\` | ${cell(route.summary)} |`,
+    (route) => `| ${route.method} | \`${route.path}\` | ${route.host} | ${route.scope} | \`${route.operationId}\` | ${cell(route.summary)} |`,
   );
   return ['| method | path | host | token scope | operationId | what |', '|---|---|---|---|---|---|', ...rows].join('\n');
 }
@@ -51,17 +50,12 @@ function tablesSection(): string {
   const rows = tableIds.map((id) => {
     const spec: (typeof tables)[typeof id] & { sortKey?: { name: string; type: string }; timeToLiveAttribute?: string; indexes?: readonly { name: string }[] } =
       tables[id];
-    const other = [
-      spec.timeToLiveAttribute ? `TTL \`${spec.timeToLiveAttribute}\`` : '',
-      ...(spec.indexes ?? []).map((index) => `GSI \`${index.name}\``),
-    ]
+    const other = [spec.timeToLiveAttribute ? `TTL \`${spec.timeToLiveAttribute}\`` : '', ...(spec.indexes ?? []).map((index) => `GSI \`${index.name}\``)]
       .filter(Boolean)
       .join(', ');
     return `| ${id} | \`${spec.envVar}\` | ${key(spec.partitionKey)} | ${spec.sortKey ? key(spec.sortKey) : ''} | ${other} | ${cell(spec.description)} |`;
   });
-  return ['| table | environment variable | partition key | sort key | TTL, indexes | what it holds |', '|---|---|---|---|---|---|', ...rows].join(
-    '\n',
-  );
+  return ['| table | environment variable | partition key | sort key | TTL, indexes | what it holds |', '|---|---|---|---|---|---|', ...rows].join('\n');
 }
 
 /** Outputs that CDK adds for each RestApi, without a description of their own. */
@@ -151,7 +145,28 @@ export function sectionNames(page: string, text: string): string[] {
   return [...text.matchAll(MARKER)].filter((match) => !inCode(page, text, match.index)).map((match) => match[2]!);
 }
 
-const WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
+const WORDS = [
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'thirteen',
+  'fourteen',
+  'fifteen',
+  'sixteen',
+  'seventeen',
+  'eighteen',
+  'nineteen',
+];
 const TENS = ['', '', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
 
 /** "38", "seven", "thirty-eight" → the number; anything else → undefined. */

@@ -18,7 +18,12 @@ const read = (page: string) => readFileSync(path.join(ROOT, page), 'utf8');
 
 const { plain, everything } = synthesizedTemplates();
 const sections = renderSections(plain, everything);
-const everyPage = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const everyPage = [
+  'README.md',
+  ...readdirSync(path.join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 const pages = positionals.length > 0 ? positionals : everyPage;
 
 let failed = false;

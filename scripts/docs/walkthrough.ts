@@ -216,7 +216,9 @@ async function distinctFreePorts(): Promise<Ports> {
  * the link. So the install must be current before anything runs (`npm test` sees to that).
  */
 function assertInstalled() {
-  const lock = createHash('sha256').update(readFileSync(path.join(ROOT, 'package-lock.json'))).digest('hex');
+  const lock = createHash('sha256')
+    .update(readFileSync(path.join(ROOT, 'package-lock.json')))
+    .digest('hex');
   const stamp = path.join(ROOT, 'node_modules', '.tillgate-lock-sha256');
   if (!existsSync(stamp) || readFileSync(stamp, 'utf8').trim() !== lock) {
     throw new Error('node_modules is not the locked install preflight stamps: run `node scripts/preflight.mjs test` (or `npm test`) first.');

@@ -139,7 +139,10 @@ export const checks: Record<string, Check> = {
         note: endpoint.etag ? 'If-Match' : undefined,
         body: { webhook_endpoint: { description } },
         expect: 200,
-        verify: ({ json }) => [same(json.webhook_endpoint.description, description, 'description'), 'secret' in json.webhook_endpoint && 'the answer shows the secret'],
+        verify: ({ json }) => [
+          same(json.webhook_endpoint.description, description, 'description'),
+          'secret' in json.webhook_endpoint && 'the answer shows the secret',
+        ],
       });
     },
   },
@@ -397,7 +400,13 @@ function tokenCheck(route: Route): Check {
   const params = Object.fromEntries([...route.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => [name!, '1']));
   return {
     async run(run) {
-      await run.request(route.operationId, { anonymous: true, params, note: 'no token (no check written yet)', body: route.body ? {} : undefined, expect: 401 });
+      await run.request(route.operationId, {
+        anonymous: true,
+        params,
+        note: 'no token (no check written yet)',
+        body: route.body ? {} : undefined,
+        expect: 401,
+      });
     },
   };
 }
@@ -419,7 +428,9 @@ export async function gatewayChecks(run: SmokeRun, state: SmokeState): Promise<v
     // An answer in the other host's error shape says more than its status: the URLs are swapped.
     const recordNamingSwap = (response: SmokeResponse) => {
       const swapped = !response.passed && response.status > 0 && run.options.checker.errorShapeProblems(other, response.text).length === 0;
-      const problems = swapped ? [`--${host}-url answers in the ${other} host's error shape: are --core-url and --pos-url swapped?`] : response.outcome.problems;
+      const problems = swapped
+        ? [`--${host}-url answers in the ${other} host's error shape: are --core-url and --pos-url swapped?`]
+        : response.outcome.problems;
       run.record({ ...response.outcome, problems });
     };
     recordNamingSwap(
@@ -441,7 +452,10 @@ export async function gatewayChecks(run: SmokeRun, state: SmokeState): Promise<v
         verify: ({ headers }) => {
           const given = headers.get('allow');
           if (given === null) return 'no Allow header';
-          const listed = given.split(',').map((name) => name.trim()).sort();
+          const listed = given
+            .split(',')
+            .map((name) => name.trim())
+            .sort();
           return same(listed, [...allow].sort(), 'Allow') && `header Allow is ${JSON.stringify(given)}, expected ${allow.join(', ')}`;
         },
       });
@@ -454,7 +468,12 @@ export async function gatewayChecks(run: SmokeRun, state: SmokeState): Promise<v
     await run.request(route.operationId, {
       anonymous: true,
       note: 'no token',
-      body: route.method === 'GET' ? undefined : route.host === 'pos' ? { transaction: { ...state.transaction, pos_transaction_id: `smoke-${run.runId}-anonymous` } } : {},
+      body:
+        route.method === 'GET'
+          ? undefined
+          : route.host === 'pos'
+            ? { transaction: { ...state.transaction, pos_transaction_id: `smoke-${run.runId}-anonymous` } }
+            : {},
       expect: 401,
     });
   }
@@ -577,11 +596,10 @@ export async function cleanUp(run: SmokeRun, state: SmokeState): Promise<void> {
     await deactivate(run, state, state.generator, { note });
   }
   if (state.redeemed.length > 0 && !state.voided && run.has('voidTransaction')) await voidTheTransaction(run, state, note);
-  const acknowledgedAll = state.events !== undefined && [...state.expectedEvents].every((key) =>
-    state.events!.some((event) => `${event.type} ${event.resource_id}` === key && state.acknowledged.has(event.id)),
-  );
+  const acknowledgedAll =
+    state.events !== undefined &&
+    [...state.expectedEvents].every((key) => state.events!.some((event) => `${event.type} ${event.resource_id}` === key && state.acknowledged.has(event.id)));
   if (state.expectedEvents.size > 0 && !acknowledgedAll && run.has('listEvents') && run.has('deleteEvent')) {
     await acknowledge(run, state, await findOurEvents(run, state, note), note);
   }
 }
-

@@ -307,7 +307,11 @@ export class SmokeRun {
 
     const contentType = header('content-type');
     if (!notModified && contentType !== JSON_CONTENT_TYPE) {
-      problems.push(contentType === null ? 'no Content-Type header' : `header Content-Type is ${JSON.stringify(contentType)}, expected ${JSON.stringify(JSON_CONTENT_TYPE)}`);
+      problems.push(
+        contentType === null
+          ? 'no Content-Type header'
+          : `header Content-Type is ${JSON.stringify(contentType)}, expected ${JSON.stringify(JSON_CONTENT_TYPE)}`,
+      );
     }
     const echoed = header('x-request-id');
     if (echoed === null) problems.push('no X-Request-Id header');

@@ -143,8 +143,7 @@ export const fuzzRuns = (fallback: number) => Number(process.env.FUZZ_RUNS ?? fa
  */
 export function gatewayAnswer(host: HostId, method: string, target: string): 404 | 405 | undefined {
   const path = new URL(target, 'http://localhost').pathname;
-  const template = (routePath: string) =>
-    new RegExp(`^${routePath.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}$`);
+  const template = (routePath: string) => new RegExp(`^${routePath.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}$`);
   const known = routes.filter((route) => route.host === host && template(route.path).test(path));
   if (known.length === 0) return 404;
   return known.some((route) => route.method === method) ? undefined : 405;

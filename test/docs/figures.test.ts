@@ -17,7 +17,12 @@ import { codeBlocks, parsePage } from '../../scripts/docs/walkthrough.ts';
  * the route table, the table list and the synthesized template, and every count in prose
  * ("38 alarms", "the seven DynamoDB tables") is the template's.
  */
-const pages = ['README.md', ...readdirSync('docs').filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const pages = [
+  'README.md',
+  ...readdirSync('docs')
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 const read = (page: string) => readFileSync(page, 'utf8');
 
 let plain: TemplateJson;
@@ -37,7 +42,7 @@ describe('generated sections', () => {
     expect([...new Set(shown)].sort()).toEqual(Object.keys(renderSections(plain, everything)).sort());
   });
 
-  it('the outputs list holds every output of either template: the custom-domain ones, the table names and the stack\'s web ACL included', () => {
+  it("the outputs list holds every output of either template: the custom-domain ones, the table names and the stack's web ACL included", () => {
     const outputs = renderSections(plain, everything).outputs!;
     for (const name of Object.keys({ ...plain.Outputs, ...everything.Outputs })) expect(outputs).toContain(`\`${name}\``);
     expect(outputs).toContain('`TokenRateLimitWebAclArn`');
@@ -66,7 +71,10 @@ describe('the context options of the deploy page', () => {
 
   it('docs/deploying.md lists every context option the stack reads', () => {
     const listed = optionRows('docs/deploying.md').flatMap((row) => row.names);
-    expect(contextKeys().filter((key) => !listed.includes(key)), 'options infra/config.ts reads that the table lacks').toEqual([]);
+    expect(
+      contextKeys().filter((key) => !listed.includes(key)),
+      'options infra/config.ts reads that the table lacks',
+    ).toEqual([]);
   });
 
   it.each(pages)('%s: a context option shown with a default shows the one infra/config.ts has', (page) => {
@@ -157,10 +165,16 @@ describe('docs/api.md: statuses and message ids', () => {
     return section
       .split('\n')
       .filter((line) => /^\| \d{3}/.test(line))
-      .flatMap((line) => line.split(' | ')[0]!.replace('|', '').split('/').map((status) => Number(status.trim())));
+      .flatMap((line) =>
+        line
+          .split(' | ')[0]!
+          .replace('|', '')
+          .split('/')
+          .map((status) => Number(status.trim())),
+      );
   };
 
-  it('the status table has a row for every status the OpenAPI documents list, and the gateway\'s 405', () => {
+  it("the status table has a row for every status the OpenAPI documents list, and the gateway's 405", () => {
     const documented = new Set<number>([METHOD_NOT_ALLOWED.statusCode]);
     for (const file of ['openapi/core.json', 'openapi/pos.json']) {
       const document = JSON.parse(read(file)) as { paths: Record<string, Record<string, { responses?: Record<string, unknown> }>> };
@@ -173,13 +187,15 @@ describe('docs/api.md: statuses and message ids', () => {
   });
 
   it('the 409 row names every cause the handlers throw (each `conflict(` of functions/)', () => {
-    const row = api().split('\n').find((line) => line.startsWith('| 409 |'))!;
+    const row = api()
+      .split('\n')
+      .find((line) => line.startsWith('| 409 |'))!;
     // One phrase of the row per cause; a new conflict( in a handler needs its phrase here and there.
     const causes = ['Idempotency-Key', 'inactive', 'exhausting', 'webhook endpoint limit', 'retried on a `disabled` endpoint', 'redemption or check refused'];
     for (const cause of causes) expect(row, cause).toContain(cause);
     const thrown = spawnSync('grep', ['-rhoE', "conflict\\((`|')[^`']{0,30}", 'functions'], { encoding: 'utf8' }).stdout.trim().split('\n');
     // Six throws, five causes: "inactive" is thrown before and inside the issuing transaction.
-    expect(thrown.length, `conflict( calls in functions/: ${thrown.join(" | ")}`).toBe(6);
+    expect(thrown.length, `conflict( calls in functions/: ${thrown.join(' | ')}`).toBe(6);
   });
 
   it('the pos message_id list names every code the pos host can answer with', () => {
@@ -198,7 +214,9 @@ describe('docs/api.md: statuses and message ids', () => {
       internal_error: true,
     } satisfies Record<ErrorCode, boolean>;
     const ids = [
-      ...Object.entries(onPos).filter(([, shown]) => shown).map(([code]) => code),
+      ...Object.entries(onPos)
+        .filter(([, shown]) => shown)
+        .map(([code]) => code),
       ...gatewayErrors.map((error) => error.messageId),
       METHOD_NOT_ALLOWED.messageId,
       TOKEN_RATE_LIMITED.messageId,
@@ -211,7 +229,11 @@ describe('docs/api.md: statuses and message ids', () => {
 /** The source files of a folder, recursively (robust to files moving inside it). */
 const sources = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sources(path.join(dir, entry.name)) : entry.name.endsWith('.ts') && !entry.name.endsWith('.generated.ts') ? [path.join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? sources(path.join(dir, entry.name))
+      : entry.name.endsWith('.ts') && !entry.name.endsWith('.generated.ts')
+        ? [path.join(dir, entry.name)]
+        : [],
   );
 
 describe('numbers the pages state about the system', () => {
@@ -227,7 +249,9 @@ describe('numbers the pages state about the system', () => {
   it('docs/operations.md: every numeric default of the settings tables is the one the code reads the setting with', () => {
     const defaultsInCode = codeDefaults();
     const checked: string[] = [];
-    for (const line of read('docs/operations.md').split('\n').filter((row) => row.startsWith('| `'))) {
+    for (const line of read('docs/operations.md')
+      .split('\n')
+      .filter((row) => row.startsWith('| `'))) {
       const [names, shown] = line.split(' | ');
       const variables = [...names!.matchAll(/`([A-Z_]+)`/g)].map((match) => match[1]!);
       const values = [...shown!.matchAll(/`(\d+)`/g)].map((match) => Number(match[1]));
@@ -237,12 +261,31 @@ describe('numbers the pages state about the system', () => {
         checked.push(variable);
       });
     }
-    expect(checked).toEqual(expect.arrayContaining(['CORE_PORT', 'POS_PORT', 'DYNAMODB_PORT', 'ID_BLOCK_SIZE', 'EVENT_RETENTION_DAYS', 'TOKEN_CACHE_SECONDS', 'DYNAMODB_MAX_ATTEMPTS', 'TIMEOUT_RESERVE_MS']));
+    expect(checked).toEqual(
+      expect.arrayContaining([
+        'CORE_PORT',
+        'POS_PORT',
+        'DYNAMODB_PORT',
+        'ID_BLOCK_SIZE',
+        'EVENT_RETENTION_DAYS',
+        'TOKEN_CACHE_SECONDS',
+        'DYNAMODB_MAX_ATTEMPTS',
+        'TIMEOUT_RESERVE_MS',
+      ]),
+    );
   });
 
   it.each([
-    ['README.md', `(${DEFAULT_BACKOFF_MS[0]! / 1000} s, growing to at most ${DEFAULT_BACKOFF_MS.at(-1)! / 1000} s`, 'the supervisor\'s back-off (DEFAULT_BACKOFF_MS)'],
-    ['README.md', `After ${['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'][DEFAULT_MAX_FAILED_STARTS]} failed starts`, 'DEFAULT_MAX_FAILED_STARTS'],
+    [
+      'README.md',
+      `(${DEFAULT_BACKOFF_MS[0]! / 1000} s, growing to at most ${DEFAULT_BACKOFF_MS.at(-1)! / 1000} s`,
+      "the supervisor's back-off (DEFAULT_BACKOFF_MS)",
+    ],
+    [
+      'README.md',
+      `After ${['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'][DEFAULT_MAX_FAILED_STARTS]} failed starts`,
+      'DEFAULT_MAX_FAILED_STARTS',
+    ],
     ['README.md', `CORE_PORT\` (default ${codeDefaults().get('CORE_PORT')})`, 'local/settings.ts'],
     ['README.md', `\`DYNAMODB_PORT\`\n(default ${codeDefaults().get('DYNAMODB_PORT')})`, 'local/settings.ts'],
     ['docs/api.md', `of at most ${MAX_BODY_BYTES / 1024} KiB`, 'MAX_BODY_BYTES'],
@@ -258,10 +301,15 @@ describe('loops on the pages', () => {
   it.each(pages)('%s: no unbounded wait: a shell loop is a bounded `for … in $(seq N)` that says what to do when it runs out', (page) => {
     const text = read(page);
     const blocks = codeBlocks(page, text).filter((block) => block.lang === 'console' || block.lang === 'sh');
-    const unbounded = blocks.flatMap((block) => block.lines.filter((line) => /\b(while|until)\b.*;\s*do\b/.test(line)).map((line) => `${page}:${block.start}: ${line.trim()}`));
+    const unbounded = blocks.flatMap((block) =>
+      block.lines.filter((line) => /\b(while|until)\b.*;\s*do\b/.test(line)).map((line) => `${page}:${block.start}: ${line.trim()}`),
+    );
     expect(unbounded, 'docs/writing-docs.md: a loop that waits has a bound and a message').toEqual([]);
     for (const block of blocks) {
-      const loops = block.lines.join('\n').split(/(?=\bfor \w+ in \$\(seq )/).slice(1);
+      const loops = block.lines
+        .join('\n')
+        .split(/(?=\bfor \w+ in \$\(seq )/)
+        .slice(1);
       for (const loop of loops) expect(loop.split('done')[0], `${page}:${block.start}: the bounded loop says what to do when it runs out`).toMatch(/echo '/);
     }
   });

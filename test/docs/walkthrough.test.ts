@@ -1,6 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { bannerCommands, describeFailures, leavesRunning, PACE_MS, parsePage, runnablePages, runPage, Session, startStack, type Stack } from '../../scripts/docs/walkthrough.ts';
+import {
+  bannerCommands,
+  describeFailures,
+  leavesRunning,
+  PACE_MS,
+  parsePage,
+  runnablePages,
+  runPage,
+  Session,
+  startStack,
+  type Stack,
+} from '../../scripts/docs/walkthrough.ts';
 
 /**
  * The README's walkthrough, and every docs/ page that shows console examples, run as written
@@ -22,7 +33,7 @@ async function checkBanner(stack: Stack) {
     const outputs = [];
     for (const command of commands) outputs.push(await session.run(command));
     expect(outputs.map((output) => output.status)).toEqual([0, 0]);
-    expect(outputs[1]!.output, 'the banner\'s first request').toMatch(/^HTTP\/1\.1 200 OK\n[\s\S]*\n\{"events":\[\],"next_cursor":null\}$/);
+    expect(outputs[1]!.output, "the banner's first request").toMatch(/^HTTP\/1\.1 200 OK\n[\s\S]*\n\{"events":\[\],"next_cursor":null\}$/);
   } finally {
     session.close();
   }
@@ -33,7 +44,7 @@ describe('the documentation runs as written', () => {
     expect(pages[0]).toBe('README.md');
   });
 
-  it('runs at a person\'s pace: the README starts its receiver in the background, so its run pauses longer than 30 s after it', () => {
+  it("runs at a person's pace: the README starts its receiver in the background, so its run pauses longer than 30 s after it", () => {
     const background = parsePage('README.md', readFileSync('README.md', 'utf8')).filter((example) => leavesRunning(example.command));
     expect(background.map((example) => example.command)).toEqual([expect.stringContaining('scripts/webhook-receiver.mjs')]);
     // Unless a developer shortened it on purpose for a quick run (TILLGATE_DOCS_PACE_MS).
@@ -41,17 +52,21 @@ describe('the documentation runs as written', () => {
   });
 
   // Each page has its own stack on its own ports: they run side by side.
-  it.concurrent.each(pages)('%s: every console example prints what the page shows', async (page) => {
-    const stack = await startStack();
-    try {
-      // The README starts where the banner of `npm start` leaves a newcomer: check that step too.
-      if (page === 'README.md') await checkBanner(stack);
-      const result = await runPage(page, { stack });
-      expect(result.outcomes.length).toBeGreaterThan(0);
-      const report = describeFailures(result);
-      if (report) throw new Error(`\n${report}\n`);
-    } finally {
-      await stack.stop();
-    }
-  }, 120_000 + PACE_MS);
+  it.concurrent.each(pages)(
+    '%s: every console example prints what the page shows',
+    async (page) => {
+      const stack = await startStack();
+      try {
+        // The README starts where the banner of `npm start` leaves a newcomer: check that step too.
+        if (page === 'README.md') await checkBanner(stack);
+        const result = await runPage(page, { stack });
+        expect(result.outcomes.length).toBeGreaterThan(0);
+        const report = describeFailures(result);
+        if (report) throw new Error(`\n${report}\n`);
+      } finally {
+        await stack.stop();
+      }
+    },
+    120_000 + PACE_MS,
+  );
 });

@@ -43,7 +43,9 @@ describe('findBundles', () => {
       routes.map((route) => [route.operationId, [route.body?.schema, route.params, route.query].filter((name) => name !== undefined).sort()]),
     );
     /** The rows whose body schema checks a format (the void's dates). */
-    const withFormats = routes.filter((route) => route.body && JSON.stringify(requestSchemas[route.body.schema]).includes('"format"')).map((route) => route.operationId);
+    const withFormats = routes
+      .filter((route) => route.body && JSON.stringify(requestSchemas[route.body.schema]).includes('"format"'))
+      .map((route) => route.operationId);
     for (const [operationId, file] of Object.entries(findBundles(cdkOut))) {
       const text = readFileSync(file, 'utf8');
       // Each generated module ends in `export default { name: "…", validate, schema }`.

@@ -32,7 +32,10 @@ const EVERYTHING = {
 
 let synth: Synthesized;
 let resources: Record<string, Resource>;
-const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type).map(([, r]) => r);
+const ofType = (type: string) =>
+  Object.entries(resources)
+    .filter(([, r]) => r.Type === type)
+    .map(([, r]) => r);
 
 beforeAll(() => {
   synth = synthesize(EVERYTHING);
@@ -120,7 +123,7 @@ describe('context switches', () => {
   it("associates the operator's web ACL with both stages instead of the stack's own (a stage has one at most), and warns", () => {
     expect(ofType('AWS::WAFv2::WebACL')).toHaveLength(0);
     const warnings = synth.stack.node.metadata.filter((entry) => entry.type === 'aws:cdk:warning').map((entry) => String(entry.data));
-    expect(warnings.some((w) => w.includes('webAclArn replaces the stack\'s web ACL') && w.includes(OWN_WEB_ACL_WITHOUT_TOKEN_LIMIT))).toBe(true);
+    expect(warnings.some((w) => w.includes("webAclArn replaces the stack's web ACL") && w.includes(OWN_WEB_ACL_WITHOUT_TOKEN_LIMIT))).toBe(true);
     const associations = ofType('AWS::WAFv2::WebACLAssociation');
     expect(associations).toHaveLength(2);
     for (const association of associations) expect(association.Properties.WebACLArn).toBe(EVERYTHING.webAclArn);

@@ -55,7 +55,10 @@ describe('a 5xx logged by a shipped bundle', () => {
     });
     expect(run.status, run.stderr).toBe(0);
     // Powertools writes ERROR lines to stderr, INFO to stdout, as Lambda's console does.
-    const lines = `${run.stdout}\n${run.stderr}`.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    const lines = `${run.stdout}\n${run.stderr}`
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line));
     expect(lines.find((line) => line.result)?.result.statusCode).toBe(500);
     const failure = lines.find((line) => line.message === 'request failed');
     expect(failure, run.stderr).toBeDefined();

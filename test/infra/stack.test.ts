@@ -11,7 +11,14 @@ import { workers } from '#functions/workers';
 import { queueIds } from '#functions/queues';
 import { logicalId, synthesize, type Synthesized } from './synth.ts';
 
-type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[]; DeletionPolicy?: string; UpdateReplacePolicy?: string; Metadata?: Record<string, unknown> };
+type Resource = {
+  Type: string;
+  Properties: Record<string, any>;
+  DependsOn?: string[];
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+  Metadata?: Record<string, unknown>;
+};
 
 let synth: Synthesized;
 let resources: Record<string, Resource>;
@@ -39,30 +46,26 @@ function pathOf(resourceRef: any): string {
 }
 
 describe('routes come from the route table', () => {
-  it.each(routes.map((route) => [route.operationId, route] as const))(
-    '%s is its method and path on its own host API, with its own function',
-    (_, route) => {
-      const methods = ofType('AWS::ApiGateway::Method').filter(([, m]) => m.Properties.OperationName === route.operationId);
-      expect(methods).toHaveLength(1);
-      const [, method] = methods[0]!;
-      expect(method.Properties.HttpMethod).toBe(route.method);
-      expect(method.Properties.RestApiId).toEqual({ Ref: apiId(route.host) });
-      expect(pathOf(method.Properties.ResourceId)).toBe(route.path);
-      expect(method.Properties.AuthorizationType).toBe('NONE');
-      expect(method.Properties.Integration.Type).toBe('AWS_PROXY');
-      expect(JSON.stringify(method.Properties.Integration.Uri)).toContain(
-        JSON.stringify({ 'Fn::GetAtt': [functionId(route), 'Arn'] }),
-      );
-    },
-  );
+  it.each(routes.map((route) => [route.operationId, route] as const))('%s is its method and path on its own host API, with its own function', (_, route) => {
+    const methods = ofType('AWS::ApiGateway::Method').filter(([, m]) => m.Properties.OperationName === route.operationId);
+    expect(methods).toHaveLength(1);
+    const [, method] = methods[0]!;
+    expect(method.Properties.HttpMethod).toBe(route.method);
+    expect(method.Properties.RestApiId).toEqual({ Ref: apiId(route.host) });
+    expect(pathOf(method.Properties.ResourceId)).toBe(route.path);
+    expect(method.Properties.AuthorizationType).toBe('NONE');
+    expect(method.Properties.Integration.Type).toBe('AWS_PROXY');
+    expect(JSON.stringify(method.Properties.Integration.Uri)).toContain(JSON.stringify({ 'Fn::GetAtt': [functionId(route), 'Arn'] }));
+  });
 
   it('gives each host API exactly the routes of its host and every route a distinct function', () => {
     for (const host of Object.keys(hosts) as HostId[]) {
-      const onApi = ofType('AWS::ApiGateway::Method').filter(
-        ([, m]) => m.Properties.RestApiId.Ref === apiId(host) && m.Properties.Integration.Type !== 'MOCK',
-      );
+      const onApi = ofType('AWS::ApiGateway::Method').filter(([, m]) => m.Properties.RestApiId.Ref === apiId(host) && m.Properties.Integration.Type !== 'MOCK');
       expect(onApi.map(([, m]) => m.Properties.OperationName).sort()).toEqual(
-        routes.filter((r) => r.host === host).map((r) => r.operationId).sort(),
+        routes
+          .filter((r) => r.host === host)
+          .map((r) => r.operationId)
+          .sort(),
       );
     }
     expect(ofType('AWS::ApiGateway::RestApi')).toHaveLength(Object.keys(hosts).length);
@@ -77,13 +80,21 @@ describe('405 with Allow: API Gateway answers a known path with another method i
 
   it.each(Object.keys(hosts) as HostId[])('%s: one ANY mock method per resource of the route table, and none elsewhere', (host) => {
     const paths = [...new Set(routes.filter((r) => r.host === host).map((r) => r.path))].sort();
-    expect(mocks(host).map(([, m]) => pathOf(m.Properties.ResourceId)).sort()).toEqual(paths);
+    expect(
+      mocks(host)
+        .map(([, m]) => pathOf(m.Properties.ResourceId))
+        .sort(),
+    ).toEqual(paths);
   });
 
-  it.each(Object.keys(hosts) as HostId[])('%s: each answers 405 with Allow, the functions\' headers and the host error body, running nothing', (host) => {
+  it.each(Object.keys(hosts) as HostId[])("%s: each answers 405 with Allow, the functions' headers and the host error body, running nothing", (host) => {
     for (const [, mock] of mocks(host)) {
       const path = pathOf(mock.Properties.ResourceId);
-      const allow = routes.filter((r) => r.host === host && r.path === path).map((r) => r.method).sort().join(', ');
+      const allow = routes
+        .filter((r) => r.host === host && r.path === path)
+        .map((r) => r.method)
+        .sort()
+        .join(', ');
       const integration = mock.Properties.Integration;
       expect(integration.Type, path).toBe('MOCK');
       expect(integration.Uri).toBeUndefined();
@@ -173,7 +184,10 @@ describe('the per-token limit: a WAF web ACL shipped with the stack', () => {
     });
     expect(pos.Statement).toEqual(label);
     expect([core.Priority, pos.Priority]).toEqual([1, 2]);
-    for (const [rule, host] of [[pos, 'pos'], [core, 'core']] as const) {
+    for (const [rule, host] of [
+      [pos, 'pos'],
+      [core, 'core'],
+    ] as const) {
       expect(rule.Action.Block.CustomResponse).toEqual({
         ResponseCode: 429,
         CustomResponseBodyKey: `${host}-token-rate-limited`,
@@ -204,7 +218,11 @@ describe('the per-token limit: a WAF web ACL shipped with the stack', () => {
     for (const association of associations) expect(association.WebACLArn).toEqual({ 'Fn::GetAtt': [aclId, 'Arn'] });
     const stages = ofType('AWS::ApiGateway::Stage').map(([id]) => id);
     const targets = associations.map((a) => JSON.stringify(a.ResourceArn));
-    for (const stage of stages) expect(targets.filter((t) => t.includes(`"Ref":"${stage}"`)), stage).toHaveLength(1);
+    for (const stage of stages)
+      expect(
+        targets.filter((t) => t.includes(`"Ref":"${stage}"`)),
+        stage,
+      ).toHaveLength(1);
   });
 });
 
@@ -288,10 +306,14 @@ describe('each function touches only its declared tables, with only the actions 
     // No function holds a batch write, a scan or a Transact* action: none calls one. BatchGetItem
     // only where the route declares it (consistent reads of many keys at once).
     for (const grant of grants.values()) {
-      expect([...grant.table].filter((a) => /BatchWrite|Scan|Transact/.test(a)), route.operationId).toEqual([]);
+      expect(
+        [...grant.table].filter((a) => /BatchWrite|Scan|Transact/.test(a)),
+        route.operationId,
+      ).toEqual([]);
     }
     for (const [id, actions] of declared) {
-      if (!actions.includes('BatchGetItem')) expect([...grants.get(tableId(id))!.table], `${route.operationId} on ${id}`).not.toContain('dynamodb:BatchGetItem');
+      if (!actions.includes('BatchGetItem'))
+        expect([...grants.get(tableId(id))!.table], `${route.operationId} on ${id}`).not.toContain('dynamodb:BatchGetItem');
     }
 
     // Apart from its tables: its own log group, and X-Ray (which has no resource-level permissions);
@@ -324,7 +346,10 @@ describe('each function touches only its declared tables, with only the actions 
     for (const route of readOnly) {
       const roleId = logicalId(synth.stack, synth.stack.functions.get(route.operationId)!.executionRole);
       for (const grant of dynamoGrants(roleId).values()) {
-        expect([...grant.table].filter((a) => /Put|Update|Delete|Write/.test(a)), route.operationId).toEqual([]);
+        expect(
+          [...grant.table].filter((a) => /Put|Update|Delete|Write/.test(a)),
+          route.operationId,
+        ).toEqual([]);
       }
     }
   });
@@ -380,7 +405,10 @@ describe('each function touches only its declared tables, with only the actions 
     if (trigger.kind === 'stream') {
       expected.push(
         { actions: ['dynamodb:ListStreams', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments'], resource: '*' },
-        { actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], resource: { 'Fn::GetAtt': [tableId(trigger.table), 'StreamArn'] } },
+        {
+          actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+          resource: { 'Fn::GetAtt': [tableId(trigger.table), 'StreamArn'] },
+        },
         ...[queueArn(synth.stack.workers.failureQueues.get(name)!), ...sends].map((resource) => ({ actions: send, resource })),
       );
     } else {
@@ -399,38 +427,35 @@ describe('each function touches only its declared tables, with only the actions 
 });
 
 describe('tables', () => {
-  it.each(tableIds.map((id) => [id] as const))(
-    '%s: on-demand, point-in-time recovery, deletion protection, retained, no physical name',
-    (id) => {
-      const spec = specOf(id);
-      const table = resources[tableId(id)]!;
-      expect(table.Type).toBe('AWS::DynamoDB::Table');
-      expect(table.DeletionPolicy).toBe('Retain');
-      expect(table.UpdateReplacePolicy).toBe('Retain');
-      expect(table.Properties).toMatchObject({
-        BillingMode: 'PAY_PER_REQUEST',
-        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-        DeletionProtectionEnabled: true,
-        SSESpecification: { SSEEnabled: true },
-        KeySchema: [
-          { AttributeName: spec.partitionKey.name, KeyType: 'HASH' },
-          ...(spec.sortKey ? [{ AttributeName: spec.sortKey.name, KeyType: 'RANGE' }] : []),
-        ],
-      });
-      expect(table.Properties.TableName).toBeUndefined();
-      const ttl = spec.timeToLiveAttribute;
-      if (ttl) {
-        expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: ttl, Enabled: true });
-      } else {
-        expect(table.Properties.TimeToLiveSpecification).toBeUndefined();
-      }
-      const indexes = spec.indexes ?? [];
-      // Each index holds exactly what its reader returns, nothing wider.
-      expect((table.Properties.GlobalSecondaryIndexes ?? []).map((i: any) => [i.IndexName, i.Projection])).toEqual(
-        indexes.map((i) => [i.name, { ProjectionType: 'INCLUDE', NonKeyAttributes: [...i.nonKeyAttributes] }]),
-      );
-    },
-  );
+  it.each(tableIds.map((id) => [id] as const))('%s: on-demand, point-in-time recovery, deletion protection, retained, no physical name', (id) => {
+    const spec = specOf(id);
+    const table = resources[tableId(id)]!;
+    expect(table.Type).toBe('AWS::DynamoDB::Table');
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.UpdateReplacePolicy).toBe('Retain');
+    expect(table.Properties).toMatchObject({
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      DeletionProtectionEnabled: true,
+      SSESpecification: { SSEEnabled: true },
+      KeySchema: [
+        { AttributeName: spec.partitionKey.name, KeyType: 'HASH' },
+        ...(spec.sortKey ? [{ AttributeName: spec.sortKey.name, KeyType: 'RANGE' }] : []),
+      ],
+    });
+    expect(table.Properties.TableName).toBeUndefined();
+    const ttl = spec.timeToLiveAttribute;
+    if (ttl) {
+      expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: ttl, Enabled: true });
+    } else {
+      expect(table.Properties.TimeToLiveSpecification).toBeUndefined();
+    }
+    const indexes = spec.indexes ?? [];
+    // Each index holds exactly what its reader returns, nothing wider.
+    expect((table.Properties.GlobalSecondaryIndexes ?? []).map((i: any) => [i.IndexName, i.Projection])).toEqual(
+      indexes.map((i) => [i.name, { ProjectionType: 'INCLUDE', NonKeyAttributes: [...i.nonKeyAttributes] }]),
+    );
+  });
 
   it('creates exactly the tables of functions/tables.ts', () => {
     expect(ofType('AWS::DynamoDB::Table')).toHaveLength(tableIds.length);
@@ -539,7 +564,7 @@ describe('APIs', () => {
       expect(response.ResponseParameters).toMatchObject(GATEWAY_HEADERS);
     });
 
-    it('gives every gateway answer the functions\' headers as far as a mapping can: no-store, and API Gateway\'s request id, never an echo of the caller\'s', () => {
+    it("gives every gateway answer the functions' headers as far as a mapping can: no-store, and API Gateway's request id, never an echo of the caller's", () => {
       expect(responses().size).toBe(7);
       for (const [type, response] of responses()) {
         const headers = Object.fromEntries(
@@ -575,8 +600,7 @@ describe('APIs', () => {
 
 describe('on-call', () => {
   const alarms = () => ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
-  const dimensionRefs = (alarm: Record<string, any>): string[] =>
-    JSON.stringify(alarm).match(/"Ref":"[A-Za-z0-9]+"/g) ?? [];
+  const dimensionRefs = (alarm: Record<string, any>): string[] => JSON.stringify(alarm).match(/"Ref":"[A-Za-z0-9]+"/g) ?? [];
 
   it('alarms on 5xx rate and p99 latency per API, errors and throttles per function, throttles and system errors per table', () => {
     // and the webhook alarms (test/infra/webhooks/stack.test.ts): attempts failing, the stream's iterator age and failure destination, dead letters of each queue
@@ -589,7 +613,9 @@ describe('on-call', () => {
       expect(onApi.some((a) => a.MetricName === 'Latency' && a.ExtendedStatistic === 'p99')).toBe(true);
     }
     for (const route of routes) {
-      const names = mentions(functionId(route)).map((a) => a.MetricName).sort();
+      const names = mentions(functionId(route))
+        .map((a) => a.MetricName)
+        .sort();
       expect(names).toEqual(['Errors', 'Throttles']);
     }
     for (const id of tableIds) {
@@ -623,24 +649,20 @@ describe('on-call', () => {
 
   it('saves the Logs Insights queries of the runbook', () => {
     const queries = new Map(ofType('AWS::Logs::QueryDefinition').map(([, q]) => [q.Properties.Name as string, q.Properties]));
-    expect([...queries.keys()].sort()).toEqual(
-      [
-        'tillgate-prod/401s-by-source',
-        'tillgate-prod/errors-by-route',
-        'tillgate-prod/request-by-x-request-id',
-        'tillgate-prod/slowest-requests',
-        'tillgate-prod/webhook-deliveries-of-one-endpoint',
-      ],
-    );
+    expect([...queries.keys()].sort()).toEqual([
+      'tillgate-prod/401s-by-source',
+      'tillgate-prod/errors-by-route',
+      'tillgate-prod/request-by-x-request-id',
+      'tillgate-prod/slowest-requests',
+      'tillgate-prod/webhook-deliveries-of-one-endpoint',
+    ]);
     const functionLogGroups = [
       ...routes.map((r) => synth.stack.functions.get(r.operationId)!),
       ...workers.map((w) => synth.stack.workers.functions.get(w.name)!),
     ].map((fn) => logicalId(synth.stack, fn.logGroupResource));
     const byId = queries.get('tillgate-prod/request-by-x-request-id')!;
     expect(byId.QueryString).toContain('filter request_id = ');
-    const accessLogGroups = (Object.keys(hosts) as HostId[]).map((host) =>
-      logicalId(synth.stack, synth.stack.apis[host].accessLogs),
-    );
+    const accessLogGroups = (Object.keys(hosts) as HostId[]).map((host) => logicalId(synth.stack, synth.stack.apis[host].accessLogs));
     expect(byId.LogGroupNames).toEqual([...functionLogGroups, ...accessLogGroups].map((id) => ({ Ref: id })));
     expect(byId.QueryString).toContain('or requestId = ');
     expect(queries.get('tillgate-prod/slowest-requests')!.QueryString).toContain('sort latency_ms desc');
@@ -653,12 +675,7 @@ describe('on-call', () => {
   it('outputs both base URLs, every table name and the dashboard name', () => {
     const outputs = Object.keys(synth.template.toJSON().Outputs);
     expect(outputs).toEqual(
-      expect.arrayContaining([
-        'CoreBaseUrl',
-        'PosBaseUrl',
-        'DashboardName',
-        ...tableIds.map((id) => `${id.charAt(0).toUpperCase()}${id.slice(1)}TableName`),
-      ]),
+      expect.arrayContaining(['CoreBaseUrl', 'PosBaseUrl', 'DashboardName', ...tableIds.map((id) => `${id.charAt(0).toUpperCase()}${id.slice(1)}TableName`)]),
     );
     synth.template.hasOutput('ApiKeysTableName', { Value: { Ref: tableId('apiKeys') } });
   });

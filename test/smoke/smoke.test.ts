@@ -132,7 +132,10 @@ async function tamperingStage(tamper: (host: HostId, method: string, path: strin
     listen(
       createServer(async (request, response) => {
         const body = await bodyOf(request);
-        const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => name !== 'host' && name !== 'connection')) as Record<string, string>;
+        const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => name !== 'host' && name !== 'connection')) as Record<
+          string,
+          string
+        >;
         const upstream = await fetch(`${stack.urls[host]}${request.url}`, { method: request.method, headers, body: body.length > 0 ? body : undefined });
         const answer: Answer = { status: upstream.status, headers: new Headers(upstream.headers), body: await upstream.text() };
         tamper(host, request.method!, request.url!.split('?')[0]!, answer);
@@ -216,7 +219,12 @@ describe('npm run smoke against the local stack', () => {
     const ours = after.generators.filter((generator) => !before.generators.some((other) => other.id === generator.id));
     expect(after.generators.slice(0, before.generators.length)).toEqual(before.generators);
     expect(ours).toEqual([
-      expect.objectContaining({ status: 'inactive', store_id: 999_999_999, prefix: 'SMOKE-', description: expect.stringMatching(/^tillgate smoke run \d{4}-\d\d-\d\dT/) }),
+      expect.objectContaining({
+        status: 'inactive',
+        store_id: 999_999_999,
+        prefix: 'SMOKE-',
+        description: expect.stringMatching(/^tillgate smoke run \d{4}-\d\d-\d\dT/),
+      }),
     ]);
   }, 90_000);
 });
@@ -226,10 +234,14 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
     const run = await smoke(target({ core: stack.urls.pos, pos: stack.urls.core }));
 
     expect(run.code).toBe(1);
-    expect(run.failures[0]).toMatch(/^FAIL 404 {2}unknownRoute +GET \/v1\.0\/smoke-no-such-route +\d+ ms {2}--core-url answers in the pos host's error shape: are --core-url and --pos-url swapped\?$/);
+    expect(run.failures[0]).toMatch(
+      /^FAIL 404 {2}unknownRoute +GET \/v1\.0\/smoke-no-such-route +\d+ ms {2}--core-url answers in the pos host's error shape: are --core-url and --pos-url swapped\?$/,
+    );
     expect(run.stdout).toMatch(/^FAIL 404 {2}unknownRoute +GET \/v2\.0\/smoke-no-such-route +\d+ ms {2}--pos-url answers in the core host's error shape/m);
     expect(run.stdout).toMatch(/^FAIL 404 {2}methodNotAllowed +DELETE \/v1\.0\/codegen +\d+ ms {2}--core-url answers in the pos host's error shape/m);
-    expect(run.stdout).toMatch(/^FAIL 404 {2}createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms {2}expected 201, got 404: No route for this method and path: POST \/v1\.0\/codegen is served by the core host \(http:\/\/127\.0\.0\.1:\d+ here\), not the pos host \(no such route on this host: is --core-url the core host/m);
+    expect(run.stdout).toMatch(
+      /^FAIL 404 {2}createCodeGenerator +POST \/v1\.0\/codegen +\d+ ms {2}expected 201, got 404: No route for this method and path: POST \/v1\.0\/codegen is served by the core host \(http:\/\/127\.0\.0\.1:\d+ here\), not the pos host \(no such route on this host: is --core-url the core host/m,
+    );
     expect(run.stdout).toMatch(/^FAIL: \d+ of \d+ checks failed/m);
   }, 60_000);
 
@@ -247,7 +259,10 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
       reason: 'needs a code generator (createCodeGenerator did not get one)',
     });
     // The gateway's answers do not depend on the token.
-    expect(report.checks.filter((check: { name: string }) => check.name === 'unknownRoute').map((check: { result: string }) => check.result)).toEqual(['ok', 'ok']);
+    expect(report.checks.filter((check: { name: string }) => check.name === 'unknownRoute').map((check: { result: string }) => check.result)).toEqual([
+      'ok',
+      'ok',
+    ]);
     expect(report.summary.failed).toBeGreaterThan(0);
   }, 60_000);
 
@@ -293,15 +308,23 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
       answer.status = 404;
       answer.headers.delete('allow');
       const message = 'No route for this method and path';
-      answer.body = JSON.stringify(host === 'core' ? { errors: [{ message }] } : { transaction: { errors: [{ message }], display_messages: [{ message, message_id: 'not_found', message_content: {}, priority: 1 }] } });
+      answer.body = JSON.stringify(
+        host === 'core'
+          ? { errors: [{ message }] }
+          : { transaction: { errors: [{ message }], display_messages: [{ message, message_id: 'not_found', message_content: {}, priority: 1 }] } },
+      );
     });
 
     const run = await smoke(target(urls));
 
     expect(run.code).toBe(1);
     expect(run.failures).toEqual([
-      expect.stringMatching(/^FAIL 404 {2}methodNotAllowed +DELETE \/v1\.0\/codegen +\d+ ms {2}expected 405, got 404: No route for this method and path \(the stage answers a known path's other methods as an unknown route/),
-      expect.stringMatching(/^FAIL 404 {2}methodNotAllowed +DELETE \/v2\.0\/voided_transactions +\d+ ms {2}expected 405, got 404: No route for this method and path \(the stage answers/),
+      expect.stringMatching(
+        /^FAIL 404 {2}methodNotAllowed +DELETE \/v1\.0\/codegen +\d+ ms {2}expected 405, got 404: No route for this method and path \(the stage answers a known path's other methods as an unknown route/,
+      ),
+      expect.stringMatching(
+        /^FAIL 404 {2}methodNotAllowed +DELETE \/v2\.0\/voided_transactions +\d+ ms {2}expected 405, got 404: No route for this method and path \(the stage answers/,
+      ),
     ]);
   }, 60_000);
 
@@ -325,7 +348,9 @@ describe('npm run smoke against a broken stage fails, naming what is wrong', () 
     const run = await smoke(target(urls));
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/^FAIL 200 {2}getCodeGenerator +GET \/v1\.0\/codegen\/\d+ +\d+ ms {2}header Content-Type is "application\/json", expected "application\/json; charset=utf-8"$/m);
+    expect(run.stdout).toMatch(
+      /^FAIL 200 {2}getCodeGenerator +GET \/v1\.0\/codegen\/\d+ +\d+ ms {2}header Content-Type is "application\/json", expected "application\/json; charset=utf-8"$/m,
+    );
     expect(run.failures.every((line) => / GET \/v1\.0\//.test(line))).toBe(true);
   }, 60_000);
 });

@@ -47,7 +47,13 @@ export async function invoke(
   }
   // The faults injected in-process are where the suite sees 500s and 503s: keep them as examples.
   if (result.statusCode >= 500) {
-    recordExample(route.host, route.method, path, { status: result.statusCode, text: result.body }, `Recorded from the test "${expect.getState().currentTestName ?? 'unknown'}"`);
+    recordExample(
+      route.host,
+      route.method,
+      path,
+      { status: result.statusCode, text: result.body },
+      `Recorded from the test "${expect.getState().currentTestName ?? 'unknown'}"`,
+    );
   }
   return result;
 }

@@ -12,9 +12,7 @@ export async function startTestWebhooks(
   options: { visibilityMs?: number; streams?: boolean; concurrency?: Record<string, number> } = {},
 ): Promise<LocalWebhooks> {
   const loadWorker =
-    process.env.TILLGATE_HANDLERS === 'bundles'
-      ? bundledWorkers((await import('../../infra/bundles.ts')).findBundles(resolve('cdk.out')))
-      : sourceWorkers;
+    process.env.TILLGATE_HANDLERS === 'bundles' ? bundledWorkers((await import('../../infra/bundles.ts')).findBundles(resolve('cdk.out'))) : sourceWorkers;
   return startLocalWebhooks({
     endpoint: process.env.DYNAMODB_ENDPOINT!,
     tableNames: tableNamesWithPrefix('test-'),

@@ -33,12 +33,7 @@ export function recordExample(host: HostId, method: string, path: string, respon
   writeFileSync(`${directory}/${process.pid}.json`, JSON.stringify(Object.fromEntries(recorded)));
 }
 
-export function checkAgainstOpenApi(
-  host: HostId,
-  method: string,
-  path: string,
-  response: { status: number; headers: Headers; text: string },
-): void {
+export function checkAgainstOpenApi(host: HostId, method: string, path: string, response: { status: number; headers: Headers; text: string }): void {
   const problems = checker.problems(host, method, path.split('?')[0]!, response);
   if (problems.length > 0) {
     throw new Error(`OpenAPI: ${method} ${path} → ${response.status} ${problems.join('; ')}\n${response.text.slice(0, 500)}`);

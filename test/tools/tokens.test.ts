@@ -12,11 +12,9 @@ import { tableName } from '../../functions/runtime/config.ts';
  */
 const run = async (...args: string[]) => {
   try {
-    const { stdout, stderr } = await promisify(execFile)(
-      'node_modules/.bin/tsx',
-      ['scripts/tokens.ts', ...args, '--table', tableName('apiKeys')],
-      { env: { ...process.env } },
-    );
+    const { stdout, stderr } = await promisify(execFile)('node_modules/.bin/tsx', ['scripts/tokens.ts', ...args, '--table', tableName('apiKeys')], {
+      env: { ...process.env },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -64,7 +62,13 @@ describe('npm run tokens', { timeout: 60_000 }, () => {
   it('list shows each scope ("-" for a key written before scopes), and a stored name that breaks the rule quoted; scope sets one', async () => {
     const accountId = randomInt(1_000_000, 2 ** 40);
     const keyId = `key_${randomInt(1e9, 9e9)}legacy`;
-    await saveApiKey({ token_hash: hashToken(`legacy-${keyId}`), key_id: keyId, account_id: accountId, name: 'old\tname', created_at: new Date().toISOString() });
+    await saveApiKey({
+      token_hash: hashToken(`legacy-${keyId}`),
+      key_id: keyId,
+      account_id: accountId,
+      name: 'old\tname',
+      created_at: new Date().toISOString(),
+    });
 
     const before = await run('list');
     expect(before.stdout.split('\n')[0]).toBe('key_id\taccount_id\tscope\tname\tcreated_at\trevoked_at');

@@ -35,7 +35,12 @@ async function receiver(...args: string[]) {
     const response = await fetch(`http://127.0.0.1:${port}/hooks`, {
       method: 'POST',
       body,
-      headers: { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': headers, 'content-type': 'application/json' },
+      headers: {
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        'webhook-signature': headers,
+        'content-type': 'application/json',
+      },
     });
     return response.status;
   };

@@ -6,7 +6,7 @@ import idPath from '../../functions/http/schemas/idPath.generated.ts';
 
 /** A handler passes its compiled validators to api(); its row in functions/routes.ts names them. */
 describe('api() checks a handler against its row of the route table', () => {
-  it('builds the chain of a handler whose host and validators are its row\'s', () => {
+  it("builds the chain of a handler whose host and validators are its row's", () => {
     expect(() => api({ host: 'core', operationId: 'issueCodes', params: idPath, body: codesIssue })).not.toThrow();
   });
 
@@ -25,7 +25,7 @@ describe('api() checks a handler against its row of the route table', () => {
     );
   });
 
-  it('fails at load on another host than its row\'s, or an operation with no row', () => {
+  it("fails at load on another host than its row's, or an operation with no row", () => {
     expect(() => api({ host: 'pos', operationId: 'getEvent', params: idPath })).toThrow(
       'getEvent does not match its row in functions/routes.ts: host: the row says core, the handler passes pos',
     );

@@ -28,8 +28,7 @@ export function authentication({ scope: needed }: { readonly scope: RouteScope }
       request.context.accountId = check.accountId;
       if (check.scope === undefined) {
         throw forbidden(
-          'This token has no scope (it was issued before scopes existed) and may call nothing; ' +
-            'ask the operator to give it one, or for a new token',
+          'This token has no scope (it was issued before scopes existed) and may call nothing; ' + 'ask the operator to give it one, or for a new token',
         );
       }
       if (!scopeAllows(check.scope, needed)) {

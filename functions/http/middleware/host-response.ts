@@ -29,8 +29,7 @@ export function hostResponse(route: Route): ApiMiddleware {
       const raw = request.event as unknown as APIGatewayProxyEvent;
       const incoming = headerValue(raw, 'x-request-id');
       const gatewayId = raw.requestContext?.requestId;
-      request.context.requestId =
-        incoming && REQUEST_ID.test(incoming) ? incoming : gatewayId && REQUEST_ID.test(gatewayId) ? gatewayId : randomUUID();
+      request.context.requestId = incoming && REQUEST_ID.test(incoming) ? incoming : gatewayId && REQUEST_ID.test(gatewayId) ? gatewayId : randomUUID();
     },
     after: (request) => {
       finish(request, request.response ?? { statusCode: 500 }, host, operationId);

@@ -5,7 +5,6 @@ import { MAX_BODY_BYTES } from '#http/limits';
 import { checkBody, isPlainObject } from '#http/validation';
 import type { ApiMiddleware, ApiRequest, BodyOptions } from '#http/request';
 
-
 /**
  * Hand-written: the request body, checked in the contract's order: size, content type, UTF-8,
  * JSON, shape, fields (the ajv validators of schemas.ts). middy's http-json-body-parser does not

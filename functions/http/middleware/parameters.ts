@@ -3,7 +3,6 @@ import { HttpError } from '#http/errors';
 import { checkParameters } from '#http/validation';
 import type { ApiMiddleware, ParameterOptions } from '#http/request';
 
-
 /**
  * Path and query parameters through the same ajv validators as bodies (400 naming the
  * parameter). On a route with a query schema an unknown parameter (a typo such as `?limt=5`)

@@ -22,7 +22,12 @@ const server = createServer((request, response) => {
   request.on('data', (chunk: Buffer) => chunks.push(chunk));
   request.on('end', () => {
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const input = httpInput(url.pathname, Object.fromEntries(url.searchParams), request.headers as Record<string, string>, Buffer.concat(chunks).toString('utf8'));
+    const input = httpInput(
+      url.pathname,
+      Object.fromEntries(url.searchParams),
+      request.headers as Record<string, string>,
+      Buffer.concat(chunks).toString('utf8'),
+    );
     replay!(input).then(
       (answer) => {
         response.writeHead(answer.statusCode, { ...answer.headers, 'content-length': String(Buffer.byteLength(answer.body)) });

@@ -38,9 +38,27 @@ const tillScenario =
     const id = `T-${account.accountId}`;
     // Success (and its retry), typed in lower case, a refusal by another transaction (409 when redeemed), unknown codes (422).
     expect((await send(sale(id, all))).status).toBe(200);
-    expect((await send(sale(id, all.map((code) => code.toLowerCase())))).status).toBe(200);
+    expect(
+      (
+        await send(
+          sale(
+            id,
+            all.map((code) => code.toLowerCase()),
+          ),
+        )
+      ).status,
+    ).toBe(200);
     expect([200, 409]).toContain((await send(sale(`${id}-other`, all))).status);
-    expect((await send(sale(`${id}-unknown`, all.map((code) => `${code}X`)))).status).toBe(422);
+    expect(
+      (
+        await send(
+          sale(
+            `${id}-unknown`,
+            all.map((code) => `${code}X`),
+          ),
+        )
+      ).status,
+    ).toBe(422);
     // No token (401), a body without its root (400), a transaction without its site (422), another method (405).
     expect((await send(sale(id, all), '')).status).toBe(401);
     expect((await send({ codes: all })).status).toBe(400);
@@ -140,7 +158,10 @@ describe('promotion codes in logs', () => {
       spy.mockRestore();
     }
 
-    const lines = captured.join('\n').split('\n').filter((line) => line.trim() !== '');
+    const lines = captured
+      .join('\n')
+      .split('\n')
+      .filter((line) => line.trim() !== '');
     // The capture saw the request lines, the gateway lines and the fault's error line.
     expect(lines.filter((line) => line.includes('"message":"request"')).length).toBeGreaterThan(20);
     expect(lines.some((line) => line.includes('"message":"gateway"') && line.includes('"status":405'))).toBe(true);

@@ -48,7 +48,9 @@ import { codeAsIssued, codegenTarget, generatorFingerprint, isCodeOf, judgeCodeG
 const seed = fuzzSeed();
 const routeRuns = fuzzRuns(400);
 const numRuns = fuzzRuns(80);
-console.log(`fuzz codes: seed ${seed}, ${routeRuns} runs for POST /v1.0/codegen, ${numRuns} per other property (replay: FUZZ_SEED=${seed} npx vitest run test/attack/codes/fuzz.test.ts)`);
+console.log(
+  `fuzz codes: seed ${seed}, ${routeRuns} runs for POST /v1.0/codegen, ${numRuns} per other property (replay: FUZZ_SEED=${seed} npx vitest run test/attack/codes/fuzz.test.ts)`,
+);
 fc.configureGlobal({ seed, numRuns, endOnFailure: false });
 
 let api: LocalApi;
@@ -95,60 +97,67 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
     );
 
     await fc.assert(
-      fc.asyncProperty(headerChoice, textBodies('code_generator', validGenerator, fields), idempotencyKey, method, pathVariant, async (h, body, key, verb, url) => {
-        const headers = rawHeaders(h, key === undefined ? [] : ['Idempotency-Key', key]);
-        const response = await sendTo(api, host, { method: verb, path: url, headers, body });
-        const caller = authenticated(h.token);
-        const routed = verb === 'POST' && new URL(url, 'http://x').pathname === path;
-        const bytes = Buffer.byteLength(body, 'utf8');
+      fc.asyncProperty(
+        headerChoice,
+        textBodies('code_generator', validGenerator, fields),
+        idempotencyKey,
+        method,
+        pathVariant,
+        async (h, body, key, verb, url) => {
+          const headers = rawHeaders(h, key === undefined ? [] : ['Idempotency-Key', key]);
+          const response = await sendTo(api, host, { method: verb, path: url, headers, body });
+          const caller = authenticated(h.token);
+          const routed = verb === 'POST' && new URL(url, 'http://x').pathname === path;
+          const bytes = Buffer.byteLength(body, 'utf8');
 
-        let expected: number | 'created-or-replayed';
-        let fingerprint: string | undefined;
-        if (!routed) expected = gatewayAnswer(host, verb, url) ?? 404;
-        else if (!caller) expected = 401;
-        else if (bytes > MAX_BODY_BYTES) expected = 413;
-        else if (h.contentType !== undefined && !isJsonContentType(trimOws(h.contentType))) expected = 415;
-        else {
-          const verdict = judgeCodeGenerator(body);
-          if (verdict.kind === 'malformed') expected = 400;
-          else if (verdict.kind === 'invalid') expected = 422;
-          else if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(trimOws(key))) expected = 400;
+          let expected: number | 'created-or-replayed';
+          let fingerprint: string | undefined;
+          if (!routed) expected = gatewayAnswer(host, verb, url) ?? 404;
+          else if (!caller) expected = 401;
+          else if (bytes > MAX_BODY_BYTES) expected = 413;
+          else if (h.contentType !== undefined && !isJsonContentType(trimOws(h.contentType))) expected = 415;
           else {
-            expected = 'created-or-replayed';
-            fingerprint = generatorFingerprint(verdict.value);
+            const verdict = judgeCodeGenerator(body);
+            if (verdict.kind === 'malformed') expected = 400;
+            else if (verdict.kind === 'invalid') expected = 422;
+            else if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(trimOws(key))) expected = 400;
+            else {
+              expected = 'created-or-replayed';
+              fingerprint = generatorFingerprint(verdict.value);
+            }
           }
-        }
 
-        if (expected !== 'created-or-replayed') {
-          expect(response.status, `${verb} ${url} ${body.slice(0, 200)} → ${response.text.slice(0, 300)}`).toBe(expected);
-          expectClientError(host, response, verb);
-          if (routed) expectRequestIdHandled(h, response);
+          if (expected !== 'created-or-replayed') {
+            expect(response.status, `${verb} ${url} ${body.slice(0, 200)} → ${response.text.slice(0, 300)}`).toBe(expected);
+            expectClientError(host, response, verb);
+            if (routed) expectRequestIdHandled(h, response);
+            expect(await codeGeneratorsOf(account.accountId)).toHaveLength(generators);
+            return;
+          }
+
+          if (!caller) throw new Error('unreachable: a success needs a caller');
+          const keyId = key === undefined ? undefined : `${caller.accountId}#${trimOws(key)}`;
+          const stored = keyId === undefined ? undefined : keys.get(keyId);
+          if (stored && stored.fingerprint !== fingerprint) {
+            expect(response.status, response.text).toBe(409);
+            expectClientError(host, response);
+          } else if (stored) {
+            expect(response.status, response.text).toBe(201);
+            expect(response.text).toBe(stored.text);
+            expect(response.headers['idempotent-replayed']).toBe('true');
+          } else {
+            expect(response.status, `${body.slice(0, 300)} → ${response.text.slice(0, 300)}`).toBe(201);
+            expectStandardHeaders(response);
+            const created = response.json.code_generator;
+            expect(created).toMatchObject({ ...JSON.parse(fingerprint!), account_id: caller.accountId });
+            expect(response.headers.location).toBe(`/v1.0/codegen/${created.id}`);
+            if (caller === callers.owner) generators += 1;
+            if (keyId !== undefined) keys.set(keyId, { fingerprint: fingerprint!, text: response.text });
+          }
+          expectRequestIdHandled(h, response);
           expect(await codeGeneratorsOf(account.accountId)).toHaveLength(generators);
-          return;
-        }
-
-        if (!caller) throw new Error('unreachable: a success needs a caller');
-        const keyId = key === undefined ? undefined : `${caller.accountId}#${trimOws(key)}`;
-        const stored = keyId === undefined ? undefined : keys.get(keyId);
-        if (stored && stored.fingerprint !== fingerprint) {
-          expect(response.status, response.text).toBe(409);
-          expectClientError(host, response);
-        } else if (stored) {
-          expect(response.status, response.text).toBe(201);
-          expect(response.text).toBe(stored.text);
-          expect(response.headers['idempotent-replayed']).toBe('true');
-        } else {
-          expect(response.status, `${body.slice(0, 300)} → ${response.text.slice(0, 300)}`).toBe(201);
-          expectStandardHeaders(response);
-          const created = response.json.code_generator;
-          expect(created).toMatchObject({ ...JSON.parse(fingerprint!), account_id: caller.accountId });
-          expect(response.headers.location).toBe(`/v1.0/codegen/${created.id}`);
-          if (caller === callers.owner) generators += 1;
-          if (keyId !== undefined) keys.set(keyId, { fingerprint: fingerprint!, text: response.text });
-        }
-        expectRequestIdHandled(h, response);
-        expect(await codeGeneratorsOf(account.accountId)).toHaveLength(generators);
-      }),
+        },
+      ),
       { numRuns: routeRuns },
     );
 
@@ -207,7 +216,11 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
         if (target.kind !== 'no-route' && caller) expectRequestId(rid, response);
         if (expected >= 400) {
           expectClientError(core, response, verb);
-          if (expected === 400) expect(response.json.errors.map((e: { field?: string }) => e.field), where).toContain('id');
+          if (expected === 400)
+            expect(
+              response.json.errors.map((e: { field?: string }) => e.field),
+              where,
+            ).toContain('id');
         } else {
           expectStandardHeaders(response);
           const ok = target as { route: string; id: number; code?: string };
@@ -218,7 +231,10 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
             expect(response.json.code.issued_at).toMatch(RFC3339_MILLIS_UTC);
           } else if (ok.route === 'listCodes') {
             // The generator's issued codes in code order (the fuzz issues far fewer than a page).
-            expect((response.json.codes as { code: string }[]).map((c) => c.code), where).toEqual([...(issued.get(generator.id) ?? [])].sort());
+            expect(
+              (response.json.codes as { code: string }[]).map((c) => c.code),
+              where,
+            ).toEqual([...(issued.get(generator.id) ?? [])].sort());
             expect(response.json.next_cursor, where).toBeNull();
           } else if (ok.route === 'issueCodes') {
             expect(response.json.codes, where).toHaveLength(1);
@@ -248,7 +264,19 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
       { status: fc.constantFrom('active', 'inactive'), description: fc.string({ unit: 'binary', maxLength: 255 }) },
       { requiredKeys: [] },
     );
-    const fields = ['status', 'description', 'generation_type', 'code_length', 'prefix', 'store_id', 'buffer_type', 'id', 'account_id', 'created_at', 'updated_at'];
+    const fields = [
+      'status',
+      'description',
+      'generation_type',
+      'code_length',
+      'prefix',
+      'store_id',
+      'buffer_type',
+      'id',
+      'account_id',
+      'created_at',
+      'updated_at',
+    ];
     const which = fc.oneof({ arbitrary: fc.constant('own'), weight: 12 }, { arbitrary: fc.constantFrom('theirs', 'unknown'), weight: 2 });
     const ifMatch = fc.oneof(
       { arbitrary: fc.constant('none'), weight: 8 },
@@ -327,7 +355,10 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
       }),
     );
     expect(await eventsSummary(stranger)).toEqual(strangerEvents);
-    expect((await codeGeneratorsOf(stranger.accountId)).find((g) => g.id === theirs.id)).toMatchObject({ status: theirs.status, description: theirs.description });
+    expect((await codeGeneratorsOf(stranger.accountId)).find((g) => g.id === theirs.id)).toMatchObject({
+      status: theirs.status,
+      description: theirs.description,
+    });
     console.log(`fuzz PATCH codegen: ${numRuns} runs, ${changes} changes, statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
   });
 
@@ -336,7 +367,9 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
     const numeric = await createGenerator(owner, { generation_type: 'numeric', code_length: 12, store_id: 8 });
     const inactive = generators.get(owner.accountId)!.find((g) => g.status === 'inactive')!;
     const theirs = generators.get(stranger.accountId)![2]!;
-    const validIssue = fc.record({ count: fc.oneof({ arbitrary: fc.integer({ min: 1, max: 5 }), weight: 12 }, { arbitrary: fc.constantFrom(97, 98, 1000), weight: 1 }) });
+    const validIssue = fc.record({
+      count: fc.oneof({ arbitrary: fc.integer({ min: 1, max: 5 }), weight: 12 }, { arbitrary: fc.constantFrom(97, 98, 1000), weight: 1 }),
+    });
     const which = fc.oneof(
       { arbitrary: fc.constantFrom('active', 'numeric'), weight: 12 },
       { arbitrary: fc.constantFrom('inactive', 'theirs', 'unknown'), weight: 3 },
@@ -397,7 +430,14 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
         const probe = fresh[fresh.length - 1]!;
         const lookup = await call(api, core, 'GET', `/v1.0/codegen/${id}/codes/${probe.toLowerCase()}`, { token: owner.token });
         expect(lookup.status, where).toBe(200);
-        expect(lookup.json.code).toEqual({ code: probe, code_generator_id: id, issued_at: response.json.issued_at, redeemed_at: null, site_id: null, pos_transaction_id: null });
+        expect(lookup.json.code).toEqual({
+          code: probe,
+          code_generator_id: id,
+          issued_at: response.json.issued_at,
+          redeemed_at: null,
+          site_id: null,
+          pos_transaction_id: null,
+        });
       }),
     );
     expect(await eventsSummary(stranger)).toEqual(strangerEvents);

@@ -23,7 +23,6 @@ import { fuzzSeed, seededRandom } from '../support.ts';
 const seed = fuzzSeed();
 console.log(`issuance-concurrency: seed ${seed} (replay: FUZZ_SEED=${seed} npx vitest run test/attack/codes/issuance-concurrency.test.ts)`);
 
-
 type Account = Awaited<ReturnType<typeof newAccount>>;
 let api: LocalApi;
 beforeAll(async () => {
@@ -97,79 +96,91 @@ function expectNoDuplicates(codes: string[]) {
 const perCaller = Number(process.env.ISSUANCE_CODES_PER_CALLER ?? 500);
 
 describe('issuance under concurrency', () => {
-  it('20 concurrent callers issuing >= 10,000 codes from 3 generators of one shape: every code unique in the account, each readable', async () => {
-    const rng = seededRandom(seed);
-    const account = await newAccount();
-    // Codes are unique in the account, whichever generator issues them. 10^5 numeric codes: over
-    // 10,000 draws about 500 collide (within a call, across calls and across generators), so the
-    // replacement of taken codes is exercised. ISSUANCE_CODES_PER_CALLER scales the run (the
-    // default plans 500–600 a caller; 1500 makes it about 30,000 codes).
-    const generators: Awaited<ReturnType<typeof createGenerator>>[] = [];
-    for (let i = 0; i < 3; i++) generators.push(await createGenerator(account, { generation_type: 'numeric', code_length: 5 }));
-    const CALLERS = 20;
-    const plans = Array.from({ length: CALLERS }, () => {
-      const calls: { count: number; generator: (typeof generators)[number] }[] = [];
-      // perCaller to perCaller + 100 codes a caller, in calls of 100 to 1000 (the last one trimmed).
-      for (let total = 0; total < perCaller; total += calls.at(-1)!.count) {
-        calls.push({ count: Math.min(rng.int(100, 1000), Math.max(100, perCaller + 100 - total)), generator: generators[rng.int(0, 2)]! });
+  it(
+    '20 concurrent callers issuing >= 10,000 codes from 3 generators of one shape: every code unique in the account, each readable',
+    async () => {
+      const rng = seededRandom(seed);
+      const account = await newAccount();
+      // Codes are unique in the account, whichever generator issues them. 10^5 numeric codes: over
+      // 10,000 draws about 500 collide (within a call, across calls and across generators), so the
+      // replacement of taken codes is exercised. ISSUANCE_CODES_PER_CALLER scales the run (the
+      // default plans 500–600 a caller; 1500 makes it about 30,000 codes).
+      const generators: Awaited<ReturnType<typeof createGenerator>>[] = [];
+      for (let i = 0; i < 3; i++) generators.push(await createGenerator(account, { generation_type: 'numeric', code_length: 5 }));
+      const CALLERS = 20;
+      const plans = Array.from({ length: CALLERS }, () => {
+        const calls: { count: number; generator: (typeof generators)[number] }[] = [];
+        // perCaller to perCaller + 100 codes a caller, in calls of 100 to 1000 (the last one trimmed).
+        for (let total = 0; total < perCaller; total += calls.at(-1)!.count) {
+          calls.push({ count: Math.min(rng.int(100, 1000), Math.max(100, perCaller + 100 - total)), generator: generators[rng.int(0, 2)]! });
+        }
+        return calls;
+      });
+      const planned = plans.flat().reduce((a, b) => a + b.count, 0);
+
+      const started = performance.now();
+      const responses = (
+        await Promise.all(
+          plans.map(async (calls) => {
+            const mine: HttpResponse[] = [];
+            for (const { count, generator } of calls) mine.push(await issue(account, generator.id, count));
+            return mine;
+          }),
+        )
+      ).flat();
+      const seconds = (performance.now() - started) / 1000;
+
+      expect(
+        responses.map((r) => r.status).filter((s) => s !== 201),
+        responses.find((r) => r.status !== 201)?.text,
+      ).toEqual([]);
+      const codes = responses.flatMap((r) => r.json.codes as string[]);
+      console.log(
+        `issuance-concurrency (a): ${CALLERS} callers, ${responses.length} calls (count 100–1000) over 3 generators of one shape, ${codes.length} codes in ${seconds.toFixed(1)} s = ${Math.round(codes.length / seconds)} codes/s`,
+      );
+      expect(codes.length).toBe(planned);
+      expect(codes.length).toBeGreaterThanOrEqual(perCaller * CALLERS);
+      expectNoDuplicates(codes);
+      for (const code of codes) expect(code).toMatch(/^[0-9]{5}$/);
+
+      // What the table says is issued is exactly what the callers were given, generator by generator.
+      for (const generator of generators) {
+        const given = responses.filter((r) => r.json.code_generator_id === generator.id).flatMap((r) => r.json.codes as string[]);
+        expect((await issuedInTable(account.accountId, generator.id)).sort()).toEqual(given.sort());
       }
-      return calls;
-    });
-    const planned = plans.flat().reduce((a, b) => a + b.count, 0);
+      const generatorOf = new Map(responses.flatMap((r) => (r.json.codes as string[]).map((code) => [code, r.json.code_generator_id as number] as const)));
 
-    const started = performance.now();
-    const responses = (
-      await Promise.all(
-        plans.map(async (calls) => {
-          const mine: HttpResponse[] = [];
-          for (const { count, generator } of calls) mine.push(await issue(account, generator.id, count));
-          return mine;
-        }),
-      )
-    ).flat();
-    const seconds = (performance.now() - started) / 1000;
+      // The table check above covers every code; through the API, a seeded sample of 300 (in lower
+      // case, as a cashier may type them): as issued, with the issued_at of the call that gave it.
+      const issuedAt = new Map(responses.flatMap((r) => (r.json.codes as string[]).map((code) => [code, r.json.issued_at] as const)));
+      const sample = codes.filter(() => rng.next() < 300 / codes.length);
+      const lookups = performance.now();
+      const misses = (
+        await inParallel(sample, 16, async (code) => {
+          const id = generatorOf.get(code)!;
+          const read = await call(api, 'core', 'GET', `/v1.0/codegen/${id}/codes/${code.toLowerCase()}`, { token: account.token });
+          const expected = { code: { code, code_generator_id: id, issued_at: issuedAt.get(code), redeemed_at: null, site_id: null, pos_transaction_id: null } };
+          if (read.status !== 200 || JSON.stringify(read.json) !== JSON.stringify(expected)) return `${code}: ${read.status} ${read.text}`;
+          // Another generator of the account did not issue it.
+          const sibling = generators.find((g) => g.id !== id)!;
+          const elsewhere = await call(api, 'core', 'GET', `/v1.0/codegen/${sibling.id}/codes/${code}`, { token: account.token });
+          return elsewhere.status === 404 ? undefined : `${code} under generator ${sibling.id}: ${elsewhere.status}`;
+        })
+      ).filter((miss) => miss !== undefined);
+      console.log(`issuance-concurrency (a): ${sample.length} look-ups in ${((performance.now() - lookups) / 1000).toFixed(1)} s`);
+      expect(misses).toEqual([]);
 
-    expect(responses.map((r) => r.status).filter((s) => s !== 201), responses.find((r) => r.status !== 201)?.text).toEqual([]);
-    const codes = responses.flatMap((r) => r.json.codes as string[]);
-    console.log(
-      `issuance-concurrency (a): ${CALLERS} callers, ${responses.length} calls (count 100–1000) over 3 generators of one shape, ${codes.length} codes in ${seconds.toFixed(1)} s = ${Math.round(codes.length / seconds)} codes/s`,
-    );
-    expect(codes.length).toBe(planned);
-    expect(codes.length).toBeGreaterThanOrEqual(perCaller * CALLERS);
-    expectNoDuplicates(codes);
-    for (const code of codes) expect(code).toMatch(/^[0-9]{5}$/);
-
-    // What the table says is issued is exactly what the callers were given, generator by generator.
-    for (const generator of generators) {
-      const given = responses.filter((r) => r.json.code_generator_id === generator.id).flatMap((r) => r.json.codes as string[]);
-      expect((await issuedInTable(account.accountId, generator.id)).sort()).toEqual(given.sort());
-    }
-    const generatorOf = new Map(responses.flatMap((r) => (r.json.codes as string[]).map((code) => [code, r.json.code_generator_id as number] as const)));
-
-    // The table check above covers every code; through the API, a seeded sample of 300 (in lower
-    // case, as a cashier may type them): as issued, with the issued_at of the call that gave it.
-    const issuedAt = new Map(responses.flatMap((r) => (r.json.codes as string[]).map((code) => [code, r.json.issued_at] as const)));
-    const sample = codes.filter(() => rng.next() < 300 / codes.length);
-    const lookups = performance.now();
-    const misses = (
-      await inParallel(sample, 16, async (code) => {
-        const id = generatorOf.get(code)!;
-        const read = await call(api, 'core', 'GET', `/v1.0/codegen/${id}/codes/${code.toLowerCase()}`, { token: account.token });
-        const expected = { code: { code, code_generator_id: id, issued_at: issuedAt.get(code), redeemed_at: null, site_id: null, pos_transaction_id: null } };
-        if (read.status !== 200 || JSON.stringify(read.json) !== JSON.stringify(expected)) return `${code}: ${read.status} ${read.text}`;
-        // Another generator of the account did not issue it.
-        const sibling = generators.find((g) => g.id !== id)!;
-        const elsewhere = await call(api, 'core', 'GET', `/v1.0/codegen/${sibling.id}/codes/${code}`, { token: account.token });
-        return elsewhere.status === 404 ? undefined : `${code} under generator ${sibling.id}: ${elsewhere.status}`;
-      })
-    ).filter((miss) => miss !== undefined);
-    console.log(`issuance-concurrency (a): ${sample.length} look-ups in ${((performance.now() - lookups) / 1000).toFixed(1)} s`);
-    expect(misses).toEqual([]);
-
-    const events = await eventsOf(account.accountId);
-    expect(events.filter((e) => e.type === 'codes.issued')).toHaveLength(responses.length);
-    expect(events.filter((e) => e.type === 'codes.issued').map((e) => e.resource_id).sort()).toEqual(responses.map((r) => String(r.json.code_generator_id)).sort());
-  }, 120_000 * Math.max(1, perCaller / 500));
+      const events = await eventsOf(account.accountId);
+      expect(events.filter((e) => e.type === 'codes.issued')).toHaveLength(responses.length);
+      expect(
+        events
+          .filter((e) => e.type === 'codes.issued')
+          .map((e) => e.resource_id)
+          .sort(),
+      ).toEqual(responses.map((r) => String(r.json.code_generator_id)).sort());
+    },
+    120_000 * Math.max(1, perCaller / 500),
+  );
 
   it('a numeric space of 10,000 codes, 6,000 taken by a sibling generator, driven to exhaustion by concurrent callers: ends in 409, never a 5xx, every issued code unique', async () => {
     const rng = seededRandom(seed ^ 0x5eed);
@@ -222,7 +233,9 @@ describe('issuance under concurrency', () => {
     expect(issuedEvents).toHaveLength(all.filter((o) => o.status === 201).length);
     // A refused code reads as 404 through the API too.
     const taken = new Set(codes);
-    const free = Array.from({ length: 10_000 }, (_, i) => String(i).padStart(4, '0')).filter((c) => !taken.has(c) && !prefilled.has(c)).slice(0, 20);
+    const free = Array.from({ length: 10_000 }, (_, i) => String(i).padStart(4, '0'))
+      .filter((c) => !taken.has(c) && !prefilled.has(c))
+      .slice(0, 20);
     for (const code of free) {
       expect((await call(api, 'core', 'GET', `/v1.0/codegen/${generator.id}/codes/${code}`, { token: account.token })).status).toBe(404);
     }
@@ -238,16 +251,23 @@ describe('exhaustion reflects the space, not contention', () => {
     const responses = await Promise.all(Array.from({ length: 20 }, () => issue(account, generator.id, 100)));
     const seconds = (performance.now() - started) / 1000;
 
-    expect(responses.map((r) => r.status), responses.find((r) => r.status !== 201)?.text).toEqual(Array(20).fill(201));
+    expect(
+      responses.map((r) => r.status),
+      responses.find((r) => r.status !== 201)?.text,
+    ).toEqual(Array(20).fill(201));
     const codes = responses.flatMap((r) => r.json.codes as string[]);
-    console.log(`issuance-concurrency (d): 20 concurrent calls of 100 numeric codes (10,000-code space): 20 × 201, ${codes.length} codes in ${seconds.toFixed(1)} s`);
+    console.log(
+      `issuance-concurrency (d): 20 concurrent calls of 100 numeric codes (10,000-code space): 20 × 201, ${codes.length} codes in ${seconds.toFixed(1)} s`,
+    );
     expect(codes).toHaveLength(2000);
     expectNoDuplicates(codes);
     // Every code of every call is in the generator's list (codes of earlier transactions finalised).
     const listed: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: HttpResponse = await call(api, 'core', 'GET', `/v1.0/codegen/${generator.id}/codes?limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { token: account.token });
+      const page: HttpResponse = await call(api, 'core', 'GET', `/v1.0/codegen/${generator.id}/codes?limit=1000${cursor ? `&cursor=${cursor}` : ''}`, {
+        token: account.token,
+      });
       expect(page.status, page.text).toBe(200);
       listed.push(...page.json.codes.map((c: { code: string }) => c.code));
       cursor = page.json.next_cursor;

@@ -20,8 +20,7 @@ export function judgeCodeGenerator(text: string): ResourceVerdict {
     isInteger(resource.code_length) &&
     resource.code_length >= 4 &&
     resource.code_length <= 32 &&
-    (!Object.hasOwn(resource, 'description') ||
-      (typeof resource.description === 'string' && codePoints(resource.description) <= 255)) &&
+    (!Object.hasOwn(resource, 'description') || (typeof resource.description === 'string' && codePoints(resource.description) <= 255)) &&
     (!Object.hasOwn(resource, 'prefix') || (typeof resource.prefix === 'string' && /^[A-Z0-9-]{0,16}$/.test(resource.prefix))) &&
     isInteger(resource.store_id) &&
     resource.store_id >= 1 &&
@@ -119,4 +118,3 @@ export function isCodeOf(code: string, generator: { prefix: string; code_length:
   const generated = code.slice(generator.prefix.length);
   return generated.length === generator.code_length && [...generated].every((c) => ALPHABETS[generator.generation_type].includes(c));
 }
-

@@ -59,8 +59,7 @@ function hang(operation: string, table?: string) {
   const attempts = { count: 0 };
   vi.spyOn(transport, 'handle').mockImplementation(async (request, options) => {
     const matches =
-      request.headers['x-amz-target'] === `DynamoDB_20120810.${operation}` &&
-      (table === undefined || String(request.body).includes(`"TableName":"${table}"`));
+      request.headers['x-amz-target'] === `DynamoDB_20120810.${operation}` && (table === undefined || String(request.body).includes(`"TableName":"${table}"`));
     if (!matches) return passThrough(request, options);
     attempts.count += 1;
     const hung = Object.assign(Object.create(Object.getPrototypeOf(request)), request, { hostname: '127.0.0.1', port: hungPort });
@@ -98,7 +97,7 @@ describe('a hung database ends in 503 with Retry-After before the invocation dea
     console.log(`deadline: hung token lookup answered 503 after ${Math.round(ms)} ms (remaining ${REMAINING_MS} ms, deadline ${DEADLINE_MS} ms)`);
   });
 
-  it('the handler\'s transaction on the pos host: 503 with the cashier message, and no void or event', async () => {
+  it("the handler's transaction on the pos host: 503 with the cashier message, and no void or event", async () => {
     const account = await newAccount();
     hang('TransactWriteItems');
 
@@ -151,7 +150,7 @@ describe('a hung database ends in 503 with Retry-After before the invocation dea
     console.log(`deadline: hung counter update answered 503 after ${Math.round(ms)} ms (${MAX_ATTEMPTS} attempts of ${REQUEST_TIMEOUT_MS} ms)`);
   });
 
-  it('a handler that waits on something else: middy\'s early timeout answers 503 at the deadline', async () => {
+  it("a handler that waits on something else: middy's early timeout answers 503 at the deadline", async () => {
     const account = await newAccount();
     const waitsForever = api({ host: 'core', operationId: 'getEvent', params: idPath }).handler(() => new Promise(() => undefined).then(() => ok({})));
 

@@ -28,20 +28,24 @@ type Operation = 'GetItem' | 'UpdateItem' | 'TransactWriteItems' | 'DeleteItem' 
 type Fault = (request: HttpRequestLike, options: unknown) => Promise<{ response: unknown }>;
 
 /** A DynamoDB error answer, as the service sends it (JSON 1.0 protocol). */
-const dynamoError = (status: number, type: string, extra: Record<string, unknown> = {}): Fault => async () => ({
-  response: {
-    statusCode: status,
-    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'INJECTED' },
-    body: Readable.from([Buffer.from(JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message: 'injected', ...extra }))]),
-  },
-});
+const dynamoError =
+  (status: number, type: string, extra: Record<string, unknown> = {}): Fault =>
+  async () => ({
+    response: {
+      statusCode: status,
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'INJECTED' },
+      body: Readable.from([Buffer.from(JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message: 'injected', ...extra }))]),
+    },
+  });
 const throttled = dynamoError(400, 'ThrottlingException');
 const capacityExceeded = dynamoError(400, 'ProvisionedThroughputExceededException');
 const internalServerError = dynamoError(500, 'InternalServerError');
 const validationException = dynamoError(400, 'ValidationException', { message: 'One or more parameter values were invalid: secret-table-internals' });
-const networkError = (code: string): Fault => async () => {
-  throw Object.assign(new Error(`injected ${code}`), { code });
-};
+const networkError =
+  (code: string): Fault =>
+  async () => {
+    throw Object.assign(new Error(`injected ${code}`), { code });
+  };
 /** The request reaches DynamoDB and is applied, but its answer is lost on the way back. */
 const answerLost: Fault = async (request, options) => {
   await passThrough(request, options);
@@ -69,9 +73,15 @@ afterEach(() => {
 const generatorBody = { code_generator: { generation_type: 'numeric', code_length: 6, store_id: 3 } };
 const voidBody = { transaction: { site_id: 'S1', pos_transaction_id: 'P1' } };
 const create = (token: string, headers: Record<string, string> = {}) =>
-  invoke(createCodeGenerator, 'createCodeGenerator', '/v1.0/codegen', { headers: { 'X-Auth-Token': token, 'X-Request-Id': 'req-fault-1', ...headers }, body: generatorBody });
+  invoke(createCodeGenerator, 'createCodeGenerator', '/v1.0/codegen', {
+    headers: { 'X-Auth-Token': token, 'X-Request-Id': 'req-fault-1', ...headers },
+    body: generatorBody,
+  });
 const voidIt = (token: string) =>
-  invoke(voidTransaction, 'voidTransaction', '/v2.0/voided_transactions', { headers: { 'X-Auth-Token': token, 'X-Request-Id': 'req-fault-2' }, body: voidBody });
+  invoke(voidTransaction, 'voidTransaction', '/v2.0/voided_transactions', {
+    headers: { 'X-Auth-Token': token, 'X-Request-Id': 'req-fault-2' },
+    body: voidBody,
+  });
 
 const SERVICE_UNAVAILABLE_CORE = {
   errors: [{ message: 'The service is temporarily unavailable; retry after the Retry-After delay' }],
@@ -171,8 +181,16 @@ describe('DynamoDB throttling and transient faults', () => {
 describe('unexpected faults', () => {
   it.each([
     ['POST /v1.0/codegen', 'TransactWriteItems', () => create] as const,
-    ['GET /v1.0/events/{id}', 'GetItem', () => (token: string) => invoke(getEvent, 'getEvent', '/v1.0/events/1', { headers: { 'X-Auth-Token': token, 'X-Request-Id': 'req-fault-1' } })] as const,
-    ['DELETE /v1.0/events/{id}', 'DeleteItem', () => (token: string) => invoke(deleteEvent, 'deleteEvent', '/v1.0/events/1', { headers: { 'X-Auth-Token': token, 'X-Request-Id': 'req-fault-1' } })] as const,
+    [
+      'GET /v1.0/events/{id}',
+      'GetItem',
+      () => (token: string) => invoke(getEvent, 'getEvent', '/v1.0/events/1', { headers: { 'X-Auth-Token': token, 'X-Request-Id': 'req-fault-1' } }),
+    ] as const,
+    [
+      'DELETE /v1.0/events/{id}',
+      'DeleteItem',
+      () => (token: string) => invoke(deleteEvent, 'deleteEvent', '/v1.0/events/1', { headers: { 'X-Auth-Token': token, 'X-Request-Id': 'req-fault-1' } }),
+    ] as const,
   ])('%s: a non-transient DynamoDB error answers 500 with a generic message and the request id, no internals', async (_, operation, request) => {
     const account = await newAccount();
     // Token lookups are GetItems too: fail only the ones after the first (the token check).

@@ -37,9 +37,7 @@ describe('a fresh id that is already in use', () => {
       id: taken,
       error_code: 'id_collision',
     });
-    const { Item } = await documents.send(
-      new GetCommand({ TableName: tableName('codeGenerators'), Key: { account_id: account.accountId, id: taken } }),
-    );
+    const { Item } = await documents.send(new GetCommand({ TableName: tableName('codeGenerators'), Key: { account_id: account.accountId, id: taken } }));
     expect(Item).toEqual(squatter);
   });
 

@@ -122,7 +122,12 @@ async function oneRequest(phase: Outcome['phase'], now: () => Outcome['phase'] =
   const started = performance.now();
   const response =
     kind === 'void'
-      ? await send(urls.pos, { method: 'POST', path: '/v2.0/voided_transactions', headers, body: JSON.stringify({ transaction: { site_id: 'S', pos_transaction_id: id } }) })
+      ? await send(urls.pos, {
+          method: 'POST',
+          path: '/v2.0/voided_transactions',
+          headers,
+          body: JSON.stringify({ transaction: { site_id: 'S', pos_transaction_id: id } }),
+        })
       : await send(urls.core, {
           method: 'POST',
           path: '/v1.0/codegen',
@@ -202,12 +207,7 @@ async function startProxy(target: number): Promise<Proxy> {
 }
 
 /** Runs the load through an outage made by `goDown` and ended by `comeBack`, and retries every 503. */
-async function throughAnOutage(
-  name: string,
-  goDown: () => Promise<void>,
-  comeBack: () => Promise<void>,
-  { downMs = 3000, minDownAnswers = 7 } = {},
-) {
+async function throughAnOutage(name: string, goDown: () => Promise<void>, comeBack: () => Promise<void>, { downMs = 3000, minDownAnswers = 7 } = {}) {
   scenario = name;
   let phase: Outcome['phase'] = 'before';
   let finish!: () => void;
@@ -241,7 +241,10 @@ async function throughAnOutage(
     }
   }
   const settledBefore = byPhase('before').filter((o) => o.endPhase === 'before');
-  expect(settledBefore.filter((o) => o.response.status >= 300).map((o) => o.response.text), 'failures before the outage').toEqual([]);
+  expect(
+    settledBefore.filter((o) => o.response.status >= 300).map((o) => o.response.text),
+    'failures before the outage',
+  ).toEqual([]);
   // While down, requests kept being answered, and (after in-flight ones) only with 503.
   const down = byPhase('down');
   expect(down.filter((o) => o.response.status === 503).length, 'answers while down').toBeGreaterThanOrEqual(minDownAnswers);
@@ -249,7 +252,10 @@ async function throughAnOutage(
   const after = byPhase('after');
   const tail = after.slice(-Math.min(12, Math.floor(after.length / 3)));
   expect(tail.length).toBeGreaterThan(0);
-  expect(tail.every((o) => o.response.status < 300), JSON.stringify(tail.map((o) => o.response.status))).toBe(true);
+  expect(
+    tail.every((o) => o.response.status < 300),
+    JSON.stringify(tail.map((o) => o.response.status)),
+  ).toBe(true);
   expect(service.exitCode).toBeNull();
 
   // Clients retry what got 503: every write then converges to exactly one record and one event.
@@ -301,8 +307,15 @@ function missingRecords(
 
 describe('DynamoDB away under load', () => {
   it('network cut: 503 with Retry-After while away, recovers by itself, and loses or duplicates nothing', async () => {
-    const { outcomes, retries, voids, generators } = await throughAnOutage('cut', () => proxy.cut(), () => proxy.restore());
-    expect(missingRecords(outcomes, retries, voids, generators, () => true), 'writes clients were told about, missing').toEqual([]);
+    const { outcomes, retries, voids, generators } = await throughAnOutage(
+      'cut',
+      () => proxy.cut(),
+      () => proxy.restore(),
+    );
+    expect(
+      missingRecords(outcomes, retries, voids, generators, () => true),
+      'writes clients were told about, missing',
+    ).toEqual([]);
     expect(voids.length + generators.length).toBe(outcomes.length);
   }, 120_000);
 
@@ -330,7 +343,10 @@ describe('DynamoDB away under load', () => {
       expect(o.ms, `${o.kind} ${o.id}`).toBeLessThan(8000);
     }
     // Nothing was lost: every write a client was told about, first or on retry, is stored once.
-    expect(missingRecords(outcomes, retries, voids, generators, () => true), 'writes clients were told about, missing').toEqual([]);
+    expect(
+      missingRecords(outcomes, retries, voids, generators, () => true),
+      'writes clients were told about, missing',
+    ).toEqual([]);
     expect(voids.length + generators.length).toBe(outcomes.length);
   }, 120_000);
 
@@ -343,6 +359,9 @@ describe('DynamoDB away under load', () => {
       },
     );
     // What was acknowledged after the restart is all there (the emulator is not stopped again).
-    expect(missingRecords(outcomes, retries, voids, generators, (o) => o.phase === 'after'), 'writes acknowledged after the restart, missing').toEqual([]);
+    expect(
+      missingRecords(outcomes, retries, voids, generators, (o) => o.phase === 'after'),
+      'writes acknowledged after the restart, missing',
+    ).toEqual([]);
   }, 120_000);
 });

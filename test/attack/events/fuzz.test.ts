@@ -22,7 +22,9 @@ import { eventPathTarget } from './oracle.ts';
 const seed = fuzzSeed();
 const routeRuns = fuzzRuns(400);
 const numRuns = fuzzRuns(80);
-console.log(`fuzz events: seed ${seed}, ${2 * routeRuns} runs for GET and DELETE /v1.0/events/{id}, ${numRuns} for the feed (replay: FUZZ_SEED=${seed} npx vitest run test/attack/events/fuzz.test.ts)`);
+console.log(
+  `fuzz events: seed ${seed}, ${2 * routeRuns} runs for GET and DELETE /v1.0/events/{id}, ${numRuns} for the feed (replay: FUZZ_SEED=${seed} npx vitest run test/attack/events/fuzz.test.ts)`,
+);
 fc.configureGlobal({ seed, numRuns, endOnFailure: false });
 
 let api: LocalApi;

@@ -77,7 +77,13 @@ const tokenChoice: fc.Arbitrary<TokenChoice> = fc.oneof(
 
 /** Characters a header value may carry on the wire (Node refuses the rest). */
 export const headerText = (maxLength: number) =>
-  fc.string({ unit: fc.integer({ min: 0x21, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength });
+  fc.string({
+    unit: fc
+      .integer({ min: 0x21, max: 0xff })
+      .filter((c) => c !== 0x7f)
+      .map((c) => String.fromCharCode(c)),
+    maxLength,
+  });
 
 function tokenHeaders(choice: TokenChoice, garbage: string): string[] {
   const unknown = `tg_${'A'.repeat(43)}`;
@@ -246,9 +252,7 @@ export function textBodies(root: string, valid: fc.Arbitrary<Record<string, unkn
     { arbitrary: valid.map((r) => wrap(JSON.stringify(r))), weight: 6 },
     // one field given a hostile value, or dropped
     {
-      arbitrary: fc
-        .tuple(valid, fc.constantFrom(...fields), hostileValue)
-        .map(([r, key, value]) => wrap(setMember(r, key, value))),
+      arbitrary: fc.tuple(valid, fc.constantFrom(...fields), hostileValue).map(([r, key, value]) => wrap(setMember(r, key, value))),
       weight: 8,
     },
     { arbitrary: fc.tuple(valid, fc.constantFrom(...fields)).map(([r, key]) => wrap(JSON.stringify({ ...r, [key]: undefined }))), weight: 2 },
@@ -256,9 +260,7 @@ export function textBodies(root: string, valid: fc.Arbitrary<Record<string, unkn
     { arbitrary: fc.tuple(valid, keyNames, hostileValue).map(([r, key, value]) => wrap(withMember(JSON.stringify(r), key, value))), weight: 4 },
     // odd keys and values beside the resource, or a duplicated root key
     {
-      arbitrary: fc
-        .tuple(valid, keyNames, hostileValue)
-        .map(([r, key, value]) => withMember(wrap(JSON.stringify(r)), key === root ? `${key}_` : key, value)),
+      arbitrary: fc.tuple(valid, keyNames, hostileValue).map(([r, key, value]) => withMember(wrap(JSON.stringify(r)), key === root ? `${key}_` : key, value)),
       weight: 2,
     },
     { arbitrary: valid.map((r) => `{${JSON.stringify(root)}:{"x":1},${wrap(JSON.stringify(r)).slice(1)}`), weight: 1 },
@@ -308,4 +310,3 @@ function padTo(body: string, bytes: number, unit: string, key: string): string {
   padding += 'a'.repeat(Math.max(0, room));
   return open + padding + close;
 }
-

@@ -186,7 +186,7 @@ function encodeValue(value: string, style: number): string {
 // ---------------------------------------------------------------- query strings
 
 /** `arbitrary` with weight `present`, else null with weight `absent`. */
-const sometimes = <T,>(arbitrary: fc.Arbitrary<T>, present: number, absent: number): fc.Arbitrary<T | null> =>
+const sometimes = <T>(arbitrary: fc.Arbitrary<T>, present: number, absent: number): fc.Arbitrary<T | null> =>
   fc.oneof({ arbitrary: fc.constant(null), weight: absent }, { arbitrary, weight: present });
 
 interface QueryPart {
@@ -261,12 +261,25 @@ function queryArbitrary(route: 'events' | 'codegen'): fc.Arbitrary<string> {
     { arbitrary: hostileNumberText, weight: 3 },
     { arbitrary: fc.integer({ min: 1001, max: 2 ** 31 }).map(String), weight: 1 },
   );
-  const storeId = fc.oneof(
-    { arbitrary: fc.constantFrom('1', '2', '3', '999'), weight: 4 },
-    { arbitrary: hostileNumberText, weight: 2 },
-  );
+  const storeId = fc.oneof({ arbitrary: fc.constantFrom('1', '2', '3', '999'), weight: 4 }, { arbitrary: hostileNumberText, weight: 2 });
   const unknownName = fc.oneof(
-    fc.constantFrom('limt', 'offset', 'LIMIT', 'Limit', 'Cursor', 'page', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'limit ', 'cursor[]', 'store_id', 'storeId', 'a'),
+    fc.constantFrom(
+      'limt',
+      'offset',
+      'LIMIT',
+      'Limit',
+      'Cursor',
+      'page',
+      '__proto__',
+      'constructor',
+      'toString',
+      'hasOwnProperty',
+      'limit ',
+      'cursor[]',
+      'store_id',
+      'storeId',
+      'a',
+    ),
     fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 12 }),
   );
   const part = (name: fc.Arbitrary<string>, value: fc.Arbitrary<string>): fc.Arbitrary<QueryPart> =>
@@ -318,7 +331,10 @@ export async function listProperty(route: 'events' | 'codegen', numRuns: number)
   const recordsOf = new Map<number, { id: number; store_id?: number }[]>();
   for (const account of [owner, stranger]) {
     const records = route === 'events' ? await eventsOf(account.accountId) : await codeGeneratorsOf(account.accountId);
-    recordsOf.set(account.accountId, (records as { id: number; store_id?: number }[]).sort((a, b) => a.id - b.id));
+    recordsOf.set(
+      account.accountId,
+      (records as { id: number; store_id?: number }[]).sort((a, b) => a.id - b.id),
+    );
   }
   let pages = 0;
   let refused = 0;
@@ -397,43 +413,47 @@ export function idArbitrary(): fc.Arbitrary<string> {
 
 export function codeArbitrary(): fc.Arbitrary<string> {
   const all = [...issued.values()].flatMap((set) => [...set]);
-  const mixCase = (code: string, mask: number) =>
-    [...code].map((c, i) => ((mask >> i) & 1 ? c.toLowerCase() : c)).join('');
+  const mixCase = (code: string, mask: number) => [...code].map((c, i) => ((mask >> i) & 1 ? c.toLowerCase() : c)).join('');
   return fc.oneof(
     { arbitrary: fc.tuple(fc.constantFrom(...all), fc.nat()).map(([code, mask]) => encodeURIComponent(mixCase(code, mask))), weight: 8 },
     { arbitrary: fc.constantFrom(...all).map((code) => code.replace('-', '%2D')), weight: 1 },
     { arbitrary: fc.stringMatching(/^FZ-[2-9A-HJ-NP-Z]{8}$/), weight: 2 },
     {
-      arbitrary: fc.constantFrom(
-        '..',
-        '.',
-        '%2e%2e',
-        '%2F',
-        'FZ-%2F..',
-        '..%2F..%2Fevents',
-        '%00',
-        '%',
-        'é',
-        'ß',
-        '%C3%9F',
-        'ı',
-        'FZ-ıııııııı',
-        '%EF%BC%A6Z',
-        'A'.repeat(48),
-        'A'.repeat(49),
-        'A'.repeat(2000),
-        'A'.repeat(6000),
-        '-',
-        '--------',
-        'null',
-        '__proto__',
-        'constructor',
-        "FZ-'OR'1'='1",
-        '*',
-      ).map((c) => (/%/.test(c) ? c : encodeURIComponent(c))),
+      arbitrary: fc
+        .constantFrom(
+          '..',
+          '.',
+          '%2e%2e',
+          '%2F',
+          'FZ-%2F..',
+          '..%2F..%2Fevents',
+          '%00',
+          '%',
+          'é',
+          'ß',
+          '%C3%9F',
+          'ı',
+          'FZ-ıııııııı',
+          '%EF%BC%A6Z',
+          'A'.repeat(48),
+          'A'.repeat(49),
+          'A'.repeat(2000),
+          'A'.repeat(6000),
+          '-',
+          '--------',
+          'null',
+          '__proto__',
+          'constructor',
+          "FZ-'OR'1'='1",
+          '*',
+        )
+        .map((c) => (/%/.test(c) ? c : encodeURIComponent(c))),
       weight: 4,
     },
-    { arbitrary: fc.tuple(fc.constantFrom(...all), fc.constantFrom('%00', '%20', ' ', '\t', '%0A', 'é', '-', 'A')).map(([c, x]) => c + encodeURI(x)), weight: 2 },
+    {
+      arbitrary: fc.tuple(fc.constantFrom(...all), fc.constantFrom('%00', '%20', ' ', '\t', '%0A', 'é', '-', 'A')).map(([c, x]) => c + encodeURI(x)),
+      weight: 2,
+    },
     { arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }).map(encodeURIComponent), weight: 2 },
   );
 }
@@ -497,7 +517,25 @@ const hostileValue: fc.Arbitrary<string> = fc.oneof(
 );
 
 const keyNames = fc.oneof(
-  fc.constantFrom('__proto__', 'constructor', 'toString', 'id', 'account_id', 'created_at', 'updated_at', 'generation_type', 'buffer_type', 'code_length', 'prefix', 'store_id', 'codes', 'code_generator_id', 'issued_at', 'Status', ''),
+  fc.constantFrom(
+    '__proto__',
+    'constructor',
+    'toString',
+    'id',
+    'account_id',
+    'created_at',
+    'updated_at',
+    'generation_type',
+    'buffer_type',
+    'code_length',
+    'prefix',
+    'store_id',
+    'codes',
+    'code_generator_id',
+    'issued_at',
+    'Status',
+    '',
+  ),
   fc.string({ unit: 'binary', maxLength: 16 }),
 );
 
@@ -563,12 +601,10 @@ export function bodies(root: string | undefined, valid: fc.Arbitrary<Record<stri
     },
     {
       // the description itself near 16 KiB: over 255 characters, so a 422 when it fits
-      arbitrary: fc
-        .tuple(fc.integer({ min: -3, max: 3 }), fc.constantFrom('a', 'é', '😀'))
-        .map(([delta, unit]) => {
-          const inner = padTo('{}', MAX_BODY_BYTES + delta - (root ? Buffer.byteLength(wrap('{}')) - 2 : 0), unit, 'description');
-          return wrap(inner);
-        }),
+      arbitrary: fc.tuple(fc.integer({ min: -3, max: 3 }), fc.constantFrom('a', 'é', '😀')).map(([delta, unit]) => {
+        const inner = padTo('{}', MAX_BODY_BYTES + delta - (root ? Buffer.byteLength(wrap('{}')) - 2 : 0), unit, 'description');
+        return wrap(inner);
+      }),
       weight: 1,
     },
   );
@@ -595,8 +631,18 @@ export function bodyStatus(verdict: BodyVerdict, exists: boolean, stateConflict:
   }
 }
 
-export const ELEVEN = ['account_id', 'buffer_type', 'code_length', 'created_at', 'description', 'generation_type', 'id', 'prefix', 'status', 'store_id', 'updated_at'];
+export const ELEVEN = [
+  'account_id',
+  'buffer_type',
+  'code_length',
+  'created_at',
+  'description',
+  'generation_type',
+  'id',
+  'prefix',
+  'status',
+  'store_id',
+  'updated_at',
+];
 
-export const eventsSummary = async (account: Account) =>
-  (await eventsOf(account.accountId)).map((e) => `${e.id}:${e.type}:${e.resource_id}`).sort();
-
+export const eventsSummary = async (account: Account) => (await eventsOf(account.accountId)).map((e) => `${e.id}:${e.type}:${e.resource_id}`).sort();

@@ -14,8 +14,7 @@ export const MAX_BODY_BYTES = 16 * 1024;
  */
 export const trimOws = (value: string) => value.replace(/^[ \t]+|[ \t]+$/g, '');
 
-export const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export const codePoints = (text: string) => [...text].length;
 
@@ -122,7 +121,10 @@ function jsonMediaType(value: string | undefined): boolean {
     const at = parameter.indexOf('=');
     if (at < 0) continue;
     const name = parameter.slice(0, at).trim();
-    const charset = parameter.slice(at + 1).trim().replace(/^"(.*)"$/, '$1');
+    const charset = parameter
+      .slice(at + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
     if (name === 'charset' && charset !== 'utf-8' && charset !== 'utf8') return false;
   }
   return true;
@@ -144,4 +146,3 @@ export function envelope(bytes: Buffer, contentType: string | undefined): { verd
     return { verdict: { kind: 'malformed' } };
   }
 }
-

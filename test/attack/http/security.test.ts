@@ -62,7 +62,9 @@ describe('tokens', () => {
       const response = await call(api, 'core', 'GET', '/v1.0/events/1', { token });
       expect(response.status, token).toBe(401);
       // Well-formed look-alikes are unknown; the rest are not even of a token's form.
-      const message = /^tg_[A-Za-z0-9_-]{43}$/.test(token) ? 'X-Auth-Token is not a known token; check it, or ask the operator for a token' : 'X-Auth-Token is malformed: a token is tg_ followed by 43 characters; check that it was copied whole';
+      const message = /^tg_[A-Za-z0-9_-]{43}$/.test(token)
+        ? 'X-Auth-Token is not a known token; check it, or ask the operator for a token'
+        : 'X-Auth-Token is malformed: a token is tg_ followed by 43 characters; check that it was copied whole';
       expect(response.json).toEqual({ errors: [{ message }] });
     }
   });
@@ -75,7 +77,10 @@ describe('tenant isolation', () => {
     const generatorId: number = created.json.code_generator.id;
     const issued = await call(api, 'core', 'POST', `/v1.0/codegen/${generatorId}/codes`, { token: owner.token, body: { count: 1 } });
     const [code] = issued.json.codes as string[];
-    const endpoint = await call(api, 'core', 'POST', '/v1.0/webhook_endpoints', { token: owner.token, body: { webhook_endpoint: { url: 'https://hooks.example.com/owner' } } });
+    const endpoint = await call(api, 'core', 'POST', '/v1.0/webhook_endpoints', {
+      token: owner.token,
+      body: { webhook_endpoint: { url: 'https://hooks.example.com/owner' } },
+    });
     const endpointId: number = endpoint.json.webhook_endpoint.id;
     const before = await Promise.all([eventsOf(owner.accountId), codeGeneratorsOf(owner.accountId)]);
     const ownerEndpoint = await call(api, 'core', 'GET', `/v1.0/webhook_endpoints/${endpointId}`, { token: owner.token });
@@ -90,28 +95,25 @@ describe('tenant isolation', () => {
             : undefined;
 
     const withId = routes.filter((r) => r.path.includes('{id}'));
-    expect(withId.map((r) => r.operationId).sort()).toEqual(
-      [
-        'deleteEvent',
-        'deleteWebhookEndpoint',
-        'getCode',
-        'getCodeGenerator',
-        'getEvent',
-        'getWebhookEndpoint',
-        'issueCodes',
-        'listCodes',
-        'listWebhookDeliveries',
-        'retryWebhookDelivery',
-        'rotateWebhookSecret',
-        'updateCodeGenerator',
-        'updateWebhookEndpoint',
-      ],
-    );
+    expect(withId.map((r) => r.operationId).sort()).toEqual([
+      'deleteEvent',
+      'deleteWebhookEndpoint',
+      'getCode',
+      'getCodeGenerator',
+      'getEvent',
+      'getWebhookEndpoint',
+      'issueCodes',
+      'listCodes',
+      'listWebhookDeliveries',
+      'retryWebhookDelivery',
+      'rotateWebhookSecret',
+      'updateCodeGenerator',
+      'updateWebhookEndpoint',
+    ]);
     for (const route of withId) {
       const id = idOf(route.path);
       const absent = id + 10_000_000;
-      const path = (target: number) =>
-        route.path.replace('{id}', String(target)).replace('{code}', code!).replace('{event_id}', String(before[0][0]!.id));
+      const path = (target: number) => route.path.replace('{id}', String(target)).replace('{code}', code!).replace('{event_id}', String(before[0][0]!.id));
       const body = bodyOf(route.operationId);
       const theirs = await call(api, route.host, route.method, path(id), { token: intruder.token, body });
       const none = await call(api, route.host, route.method, path(absent), { token: intruder.token, body });
@@ -133,8 +135,16 @@ describe('tenant isolation', () => {
     const before = await Promise.all([voidsOf(owner.accountId), codeGeneratorsOf(owner.accountId), eventsOf(owner.accountId)]);
 
     const otherVoid = await call(api, 'pos', 'POST', '/v2.0/voided_transactions', { token: other.token, body: voidBody });
-    const otherSameKey = await call(api, 'core', 'POST', '/v1.0/codegen', { token: other.token, body: generator(1), headers: { 'Idempotency-Key': 'shared-key' } });
-    const otherDifferentBody = await call(api, 'core', 'POST', '/v1.0/codegen', { token: other.token, body: generator(2), headers: { 'Idempotency-Key': 'shared-key' } });
+    const otherSameKey = await call(api, 'core', 'POST', '/v1.0/codegen', {
+      token: other.token,
+      body: generator(1),
+      headers: { 'Idempotency-Key': 'shared-key' },
+    });
+    const otherDifferentBody = await call(api, 'core', 'POST', '/v1.0/codegen', {
+      token: other.token,
+      body: generator(2),
+      headers: { 'Idempotency-Key': 'shared-key' },
+    });
 
     expect(otherVoid.status).toBe(200);
     expect(otherVoid.headers.get('idempotent-replayed')).toBeNull();
@@ -159,7 +169,12 @@ describe('request bodies over the limit', () => {
     expect(Buffer.byteLength(body)).toBe(16 * 1024 + 1);
     // Path parameters filled with well-formed values: the size is checked before anything is read.
     const path = route.path.replace('{id}', '1').replace('{event_id}', '1');
-    const response = await sendTo(api, route.host, { method: 'POST', path, headers: ['X-Auth-Token', account.token, 'Content-Type', 'application/json'], body });
+    const response = await sendTo(api, route.host, {
+      method: 'POST',
+      path,
+      headers: ['X-Auth-Token', account.token, 'Content-Type', 'application/json'],
+      body,
+    });
     expect(response.status).toBe(413);
     expectClientError(route.host, response);
     const message = route.host === 'core' ? response.json.errors[0].message : response.json.transaction.errors[0].message;
@@ -199,7 +214,12 @@ describe('response headers', () => {
     const requests = [
       ...routes.flatMap((route) => {
         const path = route.path.replace('{id}', String(event!.id));
-        const body = route.method === 'POST' ? (route.host === 'pos' ? '{"transaction":{"site_id":"a","pos_transaction_id":"b"}}' : JSON.stringify(generator())) : undefined;
+        const body =
+          route.method === 'POST'
+            ? route.host === 'pos'
+              ? '{"transaction":{"site_id":"a","pos_transaction_id":"b"}}'
+              : JSON.stringify(generator())
+            : undefined;
         return [
           { host: route.host, method: route.method, path, headers: ['X-Auth-Token', account.token, 'Content-Type', 'application/json'], body },
           { host: route.host, method: route.method, path: concrete(route.path), headers: [], body },

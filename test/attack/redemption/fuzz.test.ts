@@ -42,7 +42,9 @@ import { judgeRedemption, judgeTill, judgeVoid, type RedemptionBody, type TillMo
 const seed = fuzzSeed();
 const routeRuns = fuzzRuns(400);
 const numRuns = fuzzRuns(80);
-console.log(`fuzz redemption: seed ${seed}, ${routeRuns} runs for POST /v2.0/voided_transactions, ${numRuns} for the till (replay: FUZZ_SEED=${seed} npx vitest run test/attack/redemption/fuzz.test.ts)`);
+console.log(
+  `fuzz redemption: seed ${seed}, ${routeRuns} runs for POST /v2.0/voided_transactions, ${numRuns} for the till (replay: FUZZ_SEED=${seed} npx vitest run test/attack/redemption/fuzz.test.ts)`,
+);
 fc.configureGlobal({ seed, numRuns, endOnFailure: false });
 
 let api: LocalApi;
@@ -146,7 +148,10 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
     // The owner's codes: an active generator's, and an inactive one's (issued before it stopped).
     const active = await createGenerator(owner, { generation_type: 'tillgate', code_length: 6, prefix: 'TG-', store_id: 9, description: 'till fuzz' });
     const stopped = await createGenerator(owner, { generation_type: 'numeric', code_length: 6, store_id: 9 });
-    for (const [generator, count] of [[active, 40], [stopped, 5]] as const) {
+    for (const [generator, count] of [
+      [active, 40],
+      [stopped, 5],
+    ] as const) {
       const response = await call(api, core, 'POST', `/v1.0/codegen/${generator.id}/codes`, { token: owner.token, body: { count } });
       expect(response.status, response.text).toBe(201);
       issued.set(generator.id, new Set(response.json.codes));
@@ -158,11 +163,19 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
     const models = new Map<number, TillModel>();
     const modelOf = (account: Account, codes: Map<string, { generatorId: number; active: boolean }>) =>
       models.set(account.accountId, { codes, holders: new Map(), held: new Map(), voided: new Set<string>() });
-    modelOf(owner, new Map(ownCodes.map((code) => [code, { generatorId: issued.get(active.id)!.has(code) ? active.id : stopped.id, active: issued.get(active.id)!.has(code) }])));
+    modelOf(
+      owner,
+      new Map(
+        ownCodes.map((code) => [code, { generatorId: issued.get(active.id)!.has(code) ? active.id : stopped.id, active: issued.get(active.id)!.has(code) }]),
+      ),
+    );
     modelOf(stranger, new Map(strangerCodes.map((code) => [code, { generatorId: generators.get(stranger.accountId)![0]!.id, active: true }])));
     // One transaction of each account is voided before anything is redeemed on it.
     for (const account of [owner, stranger]) {
-      const voided = await call(api, 'pos', 'POST', '/v2.0/voided_transactions', { token: account.token, body: { transaction: { site_id: 'FZ-SITE', pos_transaction_id: 'F-VOID' } } });
+      const voided = await call(api, 'pos', 'POST', '/v2.0/voided_transactions', {
+        token: account.token,
+        body: { transaction: { site_id: 'FZ-SITE', pos_transaction_id: 'F-VOID' } },
+      });
       expect(voided.status).toBe(200);
       (models.get(account.accountId)!.voided as Set<string>).add(JSON.stringify(['FZ-SITE', 'F-VOID']));
     }
@@ -173,7 +186,22 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
       { arbitrary: fc.constantFrom(...strangerCodes), weight: 2 },
       {
         arbitrary: fc.oneof(
-          fc.constantFrom('TG-ıııııı', 'tg-ıııııı', '__proto__', 'constructor', ' ', 'TG-', '-', '*', "TG-'OR'1", 'A'.repeat(64), 'ß', '\u0000', '😀', 'TG-\u212a'),
+          fc.constantFrom(
+            'TG-ıııııı',
+            'tg-ıııııı',
+            '__proto__',
+            'constructor',
+            ' ',
+            'TG-',
+            '-',
+            '*',
+            "TG-'OR'1",
+            'A'.repeat(64),
+            'ß',
+            '\u0000',
+            '😀',
+            'TG-\u212a',
+          ),
           fc.string({ unit: 'binary', minLength: 1, maxLength: 64 }),
           fc.constantFrom(...ownCodes).map((code) => ` ${code}`),
         ),
@@ -181,11 +209,20 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
       },
     );
     const validRedemption = fc.record({
-      site_id: fc.oneof({ arbitrary: fc.constant('FZ-SITE'), weight: 6 }, { arbitrary: fc.constantFrom('a/b', 'Zürich 1', '😀', ' ', '\ud800', 'x\udfff'), weight: 1 }),
+      site_id: fc.oneof(
+        { arbitrary: fc.constant('FZ-SITE'), weight: 6 },
+        { arbitrary: fc.constantFrom('a/b', 'Zürich 1', '😀', ' ', '\ud800', 'x\udfff'), weight: 1 },
+      ),
       pos_transaction_id: fc.constantFrom('F-1', 'F-2', 'F-3', 'F-4', 'F-VOID'),
       codes: fc.oneof(
         // Mostly the owner's own codes, so that sales fill up, collide and get voided.
-        { arbitrary: fc.array(fc.tuple(fc.constantFrom(...ownCodes), fc.nat()).map(([code, mask]) => mixCase(code, mask)), { minLength: 1, maxLength: 4 }), weight: 3 },
+        {
+          arbitrary: fc.array(
+            fc.tuple(fc.constantFrom(...ownCodes), fc.nat()).map(([code, mask]) => mixCase(code, mask)),
+            { minLength: 1, maxLength: 4 },
+          ),
+          weight: 3,
+        },
         { arbitrary: fc.array(codeChoice, { minLength: 1, maxLength: 10 }), weight: 2 },
       ),
     });
@@ -215,7 +252,8 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
           statuses.set(`${what} ${response.status}`, (statuses.get(`${what} ${response.status}`) ?? 0) + 1);
           expect(response.status, where).toBeLessThan(500);
           const headersSeen = new Headers();
-          for (const [name, value] of Object.entries(response.headers)) if (value !== undefined) headersSeen.set(name, Array.isArray(value) ? value.join(', ') : value);
+          for (const [name, value] of Object.entries(response.headers))
+            if (value !== undefined) headersSeen.set(name, Array.isArray(value) ? value.join(', ') : value);
           checkAgainstOpenApi('pos', 'POST', path, { status: response.status, headers: headersSeen, text: response.text });
           if (!caller) {
             expect(response.status, where).toBe(401);
@@ -237,7 +275,10 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
             expect(messages[0]!.message_id, where).toBe('transaction_voided');
             const replayed = response.headers['idempotent-replayed'] === 'true';
             if (!replayed) {
-              expect(messages.slice(1).map((m) => m.message_content.code), where).toEqual(model.held.get(me) ?? []);
+              expect(
+                messages.slice(1).map((m) => m.message_content.code),
+                where,
+              ).toEqual(model.held.get(me) ?? []);
               for (const code of model.held.get(me) ?? []) model.holders.delete(code);
               released += model.held.get(me)?.length ?? 0;
               model.held.delete(me);
@@ -255,11 +296,19 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
           const body = (verdict as { value: unknown }).value as RedemptionBody;
           const model = models.get(caller.accountId)!;
           const judged = judgeTill(body, model);
-          const display = response.json?.transaction?.display_messages as { message: string; message_id: string; message_content: Record<string, unknown>; priority: number }[];
+          const display = response.json?.transaction?.display_messages as {
+            message: string;
+            message_id: string;
+            message_content: Record<string, unknown>;
+            priority: number;
+          }[];
           if (judged.kind === 'refused') {
             expect(response.status, where).toBe(judged.status);
             expectStandardHeaders(response);
-            expect(display.map((m) => m.message_id), where).toEqual(judged.messageIds);
+            expect(
+              display.map((m) => m.message_id),
+              where,
+            ).toEqual(judged.messageIds);
             expect(response.json.transaction.errors, where).toHaveLength(judged.messageIds.length);
             for (const m of display) expect(m.priority).toBe(1);
             expect(await eventsAfter(), where).toEqual([]);
@@ -268,7 +317,10 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
           expect(response.status, where).toBe(200);
           expectStandardHeaders(response);
           expect(response.json.transaction.errors).toEqual([]);
-          expect(display.map((m) => m.message_content.code), where).toEqual(judged.codes);
+          expect(
+            display.map((m) => m.message_content.code),
+            where,
+          ).toEqual(judged.codes);
           expect(new Set(display.map((m) => m.message_id)), where).toEqual(new Set([what === 'redeem' ? 'code_redeemed' : 'code_valid']));
           for (const m of display) expect(m.message_content.code_generator_id, where).toBe(model.codes.get(m.message_content.code as string)!.generatorId);
           const added = await eventsAfter();
@@ -287,10 +339,14 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
     // The tables agree with the model: each of the owner's codes is held by the transaction the model says, or by none.
     const holders = models.get(owner.accountId)!.holders;
     for (const code of ownCodes) {
-      const read = await call(api, core, 'GET', `/v1.0/codegen/${models.get(owner.accountId)!.codes.get(code)!.generatorId}/codes/${code}`, { token: owner.token });
+      const read = await call(api, core, 'GET', `/v1.0/codegen/${models.get(owner.accountId)!.codes.get(code)!.generatorId}/codes/${code}`, {
+        token: owner.token,
+      });
       const holder = holders.get(code);
       expect(read.json.code, code).toMatchObject(
-        holder === undefined ? { site_id: null, pos_transaction_id: null, redeemed_at: null } : { site_id: JSON.parse(holder)[0], pos_transaction_id: JSON.parse(holder)[1] },
+        holder === undefined
+          ? { site_id: null, pos_transaction_id: null, redeemed_at: null }
+          : { site_id: JSON.parse(holder)[0], pos_transaction_id: JSON.parse(holder)[1] },
       );
     }
     console.log(`fuzz till: ${numRuns} runs, ${redeemedCodes} codes redeemed, ${released} released, statuses ${JSON.stringify(Object.fromEntries(statuses))}`);

@@ -55,7 +55,18 @@ function isPlausibleDateTime(text: string): boolean {
   return isDate(date) && hh! <= 23 && mm! <= 59 && ss! <= 59 && !/[+-](2[4-9]|[3-9]\d):|:[6-9]\d$/.test(rest);
 }
 
-const VOID_FIELDS = ['occurred_at', 'business_date', 'register_id', 'operator_id', 'till_id', 'table_id', 'posagent_version', 'pos_vendor', 'pos_version', 'receipt_id'];
+const VOID_FIELDS = [
+  'occurred_at',
+  'business_date',
+  'register_id',
+  'operator_id',
+  'till_id',
+  'table_id',
+  'posagent_version',
+  'pos_vendor',
+  'pos_version',
+  'receipt_id',
+];
 
 export interface RedemptionBody {
   site_id: string;
@@ -86,7 +97,8 @@ export function judgeRedemption(bytes: Buffer, contentType: string | undefined):
     const value = resource[key];
     if (typeof value !== 'string' || codePoints(value) > 128) wrong.add(`transaction.${key}`);
     else if (key === 'business_date' && !/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])$/.test(value)) wrong.add(`transaction.${key}`);
-    else if (key === 'occurred_at' && !/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]):[0-5]\d:[0-5]\dZ$/.test(value)) wrong.add(`transaction.${key}`);
+    else if (key === 'occurred_at' && !/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]):[0-5]\d:[0-5]\dZ$/.test(value))
+      wrong.add(`transaction.${key}`);
   }
   const codes = resource.codes;
   if (
@@ -113,9 +125,7 @@ export interface TillModel {
   readonly voided: ReadonlySet<string>;
 }
 
-export type RedemptionVerdict =
-  | { kind: 'success'; codes: string[]; fresh: string[] }
-  | { kind: 'refused'; status: 409 | 422; messageIds: string[] };
+export type RedemptionVerdict = { kind: 'success'; codes: string[]; fresh: string[] } | { kind: 'refused'; status: 409 | 422; messageIds: string[] };
 
 /**
  * The answer PRODUCT.md gives a valid redemption (or check) in a known state: each distinct code

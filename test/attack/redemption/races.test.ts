@@ -19,7 +19,6 @@ import { fuzzSeed, seededRandom } from '../support.ts';
 const seed = fuzzSeed();
 console.log(`redemption-races: seed ${seed} (replay: FUZZ_SEED=${seed} npx vitest run test/attack/redemption/races.test.ts)`);
 
-
 type Account = Awaited<ReturnType<typeof newAccount>>;
 let api: LocalApi;
 let account: Account;
@@ -54,7 +53,10 @@ describe('redemption races', () => {
     for (const [round, code] of codes.entries()) {
       const responses = await Promise.all(Array.from({ length: 20 }, (_, till) => redeem('S-RACE', `A-${round}-${till}`, [code.toLowerCase()])));
       const statuses = responses.map((r) => r.status);
-      expect(statuses.filter((s) => s >= 500), responses.find((r) => r.status >= 500)?.text).toEqual([]);
+      expect(
+        statuses.filter((s) => s >= 500),
+        responses.find((r) => r.status >= 500)?.text,
+      ).toEqual([]);
       expect(statuses.filter((s) => s === 200)).toHaveLength(1);
       expect(statuses.filter((s) => s === 409)).toHaveLength(19);
       for (const refused of responses.filter((r) => r.status === 409)) expect(ids(refused)).toEqual(['code_already_redeemed']);
@@ -127,9 +129,18 @@ describe('redemption races', () => {
     // Every code of the rounds is redeemable again, by another transaction.
     const all = (await codeItemsOf(account.accountId)).filter((item) => item.code?.startsWith('RACE-') && item.holder === undefined);
     const again = await Promise.all(
-      Array.from({ length: Math.ceil(all.length / 10) }, (_, i) => redeem('S-AGAIN', `C-${i}`, all.slice(i * 10, i * 10 + 10).map((item) => item.code))),
+      Array.from({ length: Math.ceil(all.length / 10) }, (_, i) =>
+        redeem(
+          'S-AGAIN',
+          `C-${i}`,
+          all.slice(i * 10, i * 10 + 10).map((item) => item.code),
+        ),
+      ),
     );
-    expect(again.map((r) => r.status).filter((s) => s !== 200), again.find((r) => r.status !== 200)?.text).toEqual([]);
+    expect(
+      again.map((r) => r.status).filter((s) => s !== 200),
+      again.find((r) => r.status !== 200)?.text,
+    ).toEqual([]);
     console.log(
       `redemption-races (b): ${ROUNDS} rounds × ${SALES} sales (a redemption, a retry or added code, a void, seeded delays 0–12 ms) in ${seconds.toFixed(1)} s: ${outcomes.redeemedFirst} redemptions before their void, ${outcomes.voidFirst} refused as voided; ${all.length} codes redeemable again`,
     );

@@ -68,7 +68,10 @@ describe('logs', () => {
       await run('createCodeGenerator', '/v1.0/codegen', { headers: headers(token), body: { code_generator: { code_length: '8' } } });
       await run('createCodeGenerator', '/v1.0/codegen', { headers: headers(token, { 'Content-Type': 'text/plain' }), body: generator });
       await run('createCodeGenerator', '/v1.0/codegen', { headers: headers(token), body: 'x'.repeat(20_000) });
-      await run('createCodeGenerator', '/v1.0/codegen', { headers: headers(token, { 'Idempotency-Key': 'k1' }), body: { code_generator: { ...generator.code_generator, store_id: 2 } } });
+      await run('createCodeGenerator', '/v1.0/codegen', {
+        headers: headers(token, { 'Idempotency-Key': 'k1' }),
+        body: { code_generator: { ...generator.code_generator, store_id: 2 } },
+      });
       await run('voidTransaction', '/v2.0/voided_transactions', { headers: headers(token), body: { transaction: { site_id: '' } } });
       await run('getEvent', '/v1.0/events/abc', { headers: headers(token) });
       await run('getEvent', '/v1.0/events/999999999', { headers: headers(token) });
@@ -83,7 +86,10 @@ describe('logs', () => {
     ] as const) {
       const spy = failing('TransactWriteItems', status, type);
       await run('createCodeGenerator', '/v1.0/codegen', { headers: headers(account.token), body: generator });
-      await run('voidTransaction', '/v2.0/voided_transactions', { headers: headers(account.token), body: { transaction: { site_id: 'S2', pos_transaction_id: 'P2' } } });
+      await run('voidTransaction', '/v2.0/voided_transactions', {
+        headers: headers(account.token),
+        body: { transaction: { site_id: 'S2', pos_transaction_id: 'P2' } },
+      });
       spy.mockRestore();
       const deleting = failing('DeleteItem', status, type);
       await run('deleteEvent', '/v1.0/events/1', { headers: headers(account.token) });

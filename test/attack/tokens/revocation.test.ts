@@ -67,9 +67,7 @@ describe('revoking a token', () => {
       await sleep(50);
     }
     // Remembered within the stated bound, refused once it has passed.
-    expect(answers.filter((a) => a.sent < firstSent + 1000).map((a) => a.status)).toEqual(
-      answers.filter((a) => a.sent < firstSent + 1000).map(() => 404),
-    );
+    expect(answers.filter((a) => a.sent < firstSent + 1000).map((a) => a.status)).toEqual(answers.filter((a) => a.sent < firstSent + 1000).map(() => 404));
     expect(answers.filter((a) => a.sent > firstAnswered + 1000).map((a) => a.status)).toEqual(
       answers.filter((a) => a.sent > firstAnswered + 1000).map(() => 401),
     );
@@ -81,7 +79,14 @@ describe('revoking a token', () => {
     const request = await getEventWithCache('30');
     const token = newToken();
     expect(await request(token)).toBe(401);
-    await saveApiKey({ token_hash: hashToken(token), key_id: 'key_fresh', account_id: 424242, name: 'fresh', scope: 'all', created_at: new Date().toISOString() });
+    await saveApiKey({
+      token_hash: hashToken(token),
+      key_id: 'key_fresh',
+      account_id: 424242,
+      name: 'fresh',
+      scope: 'all',
+      created_at: new Date().toISOString(),
+    });
     expect(await request(token)).toBe(404);
   });
 

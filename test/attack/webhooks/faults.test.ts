@@ -53,14 +53,23 @@ const seed = Number(process.env.FAULT_SEED ?? randomInt(1, 2 ** 31));
 process.stdout.write(`webhook faults: seed ${seed} (replay: FAULT_SEED=${seed})\n`);
 
 function streamRecord(accountId: number, eventId: number, sequence: number, eventName: 'INSERT' | 'REMOVE' = 'INSERT'): DynamoDBRecord {
-  const image = { account_id: accountId, id: eventId, type: 'transaction.voided', resource_id: `site/${eventId}`, created_at: new Date().toISOString(), expires_at: 2_000_000_000 };
+  const image = {
+    account_id: accountId,
+    id: eventId,
+    type: 'transaction.voided',
+    resource_id: `site/${eventId}`,
+    created_at: new Date().toISOString(),
+    expires_at: 2_000_000_000,
+  };
   return {
     eventName,
     eventSource: 'aws:dynamodb',
     dynamodb: {
       SequenceNumber: String(sequence).padStart(21, '0'),
       Keys: marshall({ account_id: accountId, id: eventId }) as Record<string, any>,
-      ...(eventName === 'INSERT' ? { NewImage: marshall(image) as Record<string, AttributeValue> as Record<string, any> } : { OldImage: marshall(image) as Record<string, any> }),
+      ...(eventName === 'INSERT'
+        ? { NewImage: marshall(image) as Record<string, AttributeValue> as Record<string, any> }
+        : { OldImage: marshall(image) as Record<string, any> }),
     },
   };
 }
@@ -82,7 +91,11 @@ describe('the fan-out failing mid-batch', () => {
     const base = 1_000_000_000 + (seed % 1_000_000) * 100;
     const ids = Array.from({ length: 6 }, (_, i) => base + i);
     // An acknowledgement (REMOVE) in the middle does nothing.
-    const records = [...ids.slice(0, 3).map((id, i) => streamRecord(ctx.account.accountId, id, i + 1)), streamRecord(ctx.account.accountId, ids[0]!, 4, 'REMOVE'), ...ids.slice(3).map((id, i) => streamRecord(ctx.account.accountId, id, i + 5))];
+    const records = [
+      ...ids.slice(0, 3).map((id, i) => streamRecord(ctx.account.accountId, id, i + 1)),
+      streamRecord(ctx.account.accountId, ids[0]!, 4, 'REMOVE'),
+      ...ids.slice(3).map((id, i) => streamRecord(ctx.account.accountId, id, i + 5)),
+    ];
     const failing = ids[1 + (seed % 4)]!;
 
     // The delivery write of one event fails once, after the deliveries before it were written.
@@ -142,7 +155,10 @@ const failingSince = (accountId: number, id: number, since: Date) =>
 describe("a failing origin's lanes", () => {
   it('sends new attempts through lane 0, and moves a backlog queued in other lanes to lane 0 unsent, where it is sent once', async () => {
     const path = '/faults/lanes';
-    const created = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', { token: ctx.account.token, body: { webhook_endpoint: { url: `${receiver.url}${path}` } } });
+    const created = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', {
+      token: ctx.account.token,
+      body: { webhook_endpoint: { url: `${receiver.url}${path}` } },
+    });
     expect(created.status).toBe(201);
     secrets.push(created.json.webhook_endpoint.secret);
     receiver.secrets(path, [created.json.webhook_endpoint.secret]);
@@ -170,10 +186,12 @@ describe("a failing origin's lanes", () => {
 });
 
 describe('five days of failures', () => {
-
   it('disable an endpoint whose every attempt has failed for five days; a success before that ends the streak', async () => {
     const make = async (path: string) => {
-      const created = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', { token: ctx.account.token, body: { webhook_endpoint: { url: `${receiver.url}${path}` } } });
+      const created = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', {
+        token: ctx.account.token,
+        body: { webhook_endpoint: { url: `${receiver.url}${path}` } },
+      });
       secrets.push(created.json.webhook_endpoint.secret);
       return created.json.webhook_endpoint.id as number;
     };
@@ -187,7 +205,8 @@ describe('five days of failures', () => {
     await fanOut({ Records: [streamRecord(ctx.account.accountId, 3_000_000_000 + (seed % 1_000_000), 1)] });
     await Promise.all(queued.map((m) => processMessage(JSON.parse(m.body))));
 
-    const read = async (id: number) => (await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${id}`, { token: ctx.account.token })).json.webhook_endpoint;
+    const read = async (id: number) =>
+      (await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${id}`, { token: ctx.account.token })).json.webhook_endpoint;
     expect((await read(dying)).status).toBe('disabled');
     expect((await read(recovering)).status).toBe('enabled');
     const item = await documents.send(new GetCommand({ TableName: tableName('webhookEndpoints'), Key: { account_id: ctx.account.accountId, id: recovering } }));

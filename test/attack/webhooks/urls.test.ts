@@ -71,7 +71,10 @@ describe('webhook URLs at registration', () => {
   });
 
   it('refuses the same URLs when a PATCH sets them', async () => {
-    const created = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', { token: ctx.account.token, body: { webhook_endpoint: { url: ALLOWED[0] } } });
+    const created = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', {
+      token: ctx.account.token,
+      body: { webhook_endpoint: { url: ALLOWED[0] } },
+    });
     expect(created.status).toBe(201);
     for (const [url] of FORBIDDEN) {
       const response = await call(ctx.api, 'core', 'PATCH', `/v1.0/webhook_endpoints/${created.json.webhook_endpoint.id}`, {
@@ -115,10 +118,14 @@ describe('the address a name resolves to, checked when connecting (no packet lea
     (tls as { connect: unknown }).connect = (options: { host: string; lookup: LookupFunction }) => {
       const socket = new Socket();
       for (const all of [false, true]) {
-        options.lookup(options.host, { all, family: 0 } as never, ((error: Error | null, address: unknown) => {
-          outcomes.push(error ? 'refused' : `would connect to ${JSON.stringify(address)}`);
-          if (!all) socket.destroy(error ?? Object.assign(new Error('connect intercepted'), { code: 'INTERCEPTED' }));
-        }) as never);
+        options.lookup(
+          options.host,
+          { all, family: 0 } as never,
+          ((error: Error | null, address: unknown) => {
+            outcomes.push(error ? 'refused' : `would connect to ${JSON.stringify(address)}`);
+            if (!all) socket.destroy(error ?? Object.assign(new Error('connect intercepted'), { code: 'INTERCEPTED' }));
+          }) as never,
+        );
       }
       return socket;
     };

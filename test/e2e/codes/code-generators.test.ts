@@ -68,8 +68,17 @@ describe('GET /v1.0/codegen/{id}', () => {
     expect(response.status).toBe(200);
     expect(response.json).toEqual({ code_generator: created });
     expect(Object.keys(response.json.code_generator)).toEqual([
-      'generation_type', 'buffer_type', 'code_length', 'description', 'prefix', 'store_id', 'status',
-      'id', 'account_id', 'created_at', 'updated_at',
+      'generation_type',
+      'buffer_type',
+      'code_length',
+      'description',
+      'prefix',
+      'store_id',
+      'status',
+      'id',
+      'account_id',
+      'created_at',
+      'updated_at',
     ]);
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.headers.get('cache-control')).toBe(READ_CACHE);
@@ -217,7 +226,11 @@ describe('GET /v1.0/codegen', () => {
       ['?store_id=x', 'store_id must be a positive integer of at most 9007199254740991 (2^53 - 1)', 'store_id'],
       ['?store_id=99999999999999999999', 'store_id must be a positive integer of at most 9007199254740991 (2^53 - 1)', 'store_id'],
       ['?cursor=abc', 'cursor is malformed: pass the next_cursor of the previous page as it is', 'cursor'],
-      [`?cursor=${Buffer.from('{"v":2,"a":1,"f":"code_generators","after":1}').toString('base64url')}`, 'cursor is malformed: pass the next_cursor of the previous page as it is', 'cursor'],
+      [
+        `?cursor=${Buffer.from('{"v":2,"a":1,"f":"code_generators","after":1}').toString('base64url')}`,
+        'cursor is malformed: pass the next_cursor of the previous page as it is',
+        'cursor',
+      ],
       [`?cursor=${'A'.repeat(513)}`, 'cursor must be at most 512 characters', 'cursor'],
       ['?limt=5', 'limt is not a known query parameter', 'limt'],
       ['?limit=1&limit=2', 'limit must be given once', 'limit'],
@@ -289,7 +302,12 @@ describe('PATCH /v1.0/codegen/{id}', () => {
     expect(updated).toHaveLength(1);
     expect(updated[0]).toMatchObject({ resource_id: String(created.id), created_at: body.updated_at });
     const feed = await call(ctx.api, 'core', 'GET', '/v1.0/events', { token: ctx.account.token });
-    expect(feed.json.events).toContainEqual({ id: updated[0]!.id, type: 'code_generator.updated', resource_id: String(created.id), created_at: body.updated_at });
+    expect(feed.json.events).toContainEqual({
+      id: updated[0]!.id,
+      type: 'code_generator.updated',
+      resource_id: String(created.id),
+      created_at: body.updated_at,
+    });
   });
 
   it('changes one field and leaves the other', async () => {
@@ -349,15 +367,39 @@ describe('PATCH /v1.0/codegen/{id}', () => {
   describe('422 naming each field, and changing nothing', () => {
     it.each([
       ['prefix', { prefix: 'NEW-' }, [{ message: 'code_generator.prefix cannot be changed; only status and description can', field: 'code_generator.prefix' }]],
-      ['code_length', { code_length: 9 }, [{ message: 'code_generator.code_length cannot be changed; only status and description can', field: 'code_generator.code_length' }]],
-      ['store_id', { store_id: 42 }, [{ message: 'code_generator.store_id cannot be changed; only status and description can', field: 'code_generator.store_id' }]],
-      ['generation_type', { generation_type: 'numeric' }, [{ message: 'code_generator.generation_type cannot be changed; only status and description can', field: 'code_generator.generation_type' }]],
-      ['buffer_type', { buffer_type: 'default' }, [{ message: 'code_generator.buffer_type cannot be changed; only status and description can', field: 'code_generator.buffer_type' }]],
+      [
+        'code_length',
+        { code_length: 9 },
+        [{ message: 'code_generator.code_length cannot be changed; only status and description can', field: 'code_generator.code_length' }],
+      ],
+      [
+        'store_id',
+        { store_id: 42 },
+        [{ message: 'code_generator.store_id cannot be changed; only status and description can', field: 'code_generator.store_id' }],
+      ],
+      [
+        'generation_type',
+        { generation_type: 'numeric' },
+        [{ message: 'code_generator.generation_type cannot be changed; only status and description can', field: 'code_generator.generation_type' }],
+      ],
+      [
+        'buffer_type',
+        { buffer_type: 'default' },
+        [{ message: 'code_generator.buffer_type cannot be changed; only status and description can', field: 'code_generator.buffer_type' }],
+      ],
       ['id', { id: 1 }, [{ message: 'code_generator.id is read-only and cannot be set', field: 'code_generator.id' }]],
-      ['updated_at', { updated_at: '2030-01-01T00:00:00.000Z' }, [{ message: 'code_generator.updated_at is read-only and cannot be set', field: 'code_generator.updated_at' }]],
+      [
+        'updated_at',
+        { updated_at: '2030-01-01T00:00:00.000Z' },
+        [{ message: 'code_generator.updated_at is read-only and cannot be set', field: 'code_generator.updated_at' }],
+      ],
       ['an unknown key', { colour: 'red' }, [{ message: 'code_generator.colour is not a known field', field: 'code_generator.colour' }]],
       ['a bad status', { status: 'paused' }, [{ message: 'code_generator.status must be one of "active", "inactive"', field: 'code_generator.status' }]],
-      ['a description too long', { description: 'd'.repeat(256) }, [{ message: 'code_generator.description must be at most 255 characters', field: 'code_generator.description' }]],
+      [
+        'a description too long',
+        { description: 'd'.repeat(256) },
+        [{ message: 'code_generator.description must be at most 255 characters', field: 'code_generator.description' }],
+      ],
       ['a description not a string', { description: 5 }, [{ message: 'code_generator.description must be a string', field: 'code_generator.description' }]],
       [
         'a valid change beside a forbidden one',

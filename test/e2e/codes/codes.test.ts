@@ -123,7 +123,14 @@ describe('POST /v1.0/codegen/{id}/codes', () => {
     const reads = await Promise.all(sample.map((code) => lookUp(generator.id, code)));
     for (const [i, read] of reads.entries()) {
       expect(read.status, sample[i]).toBe(200);
-      expect(read.json.code).toEqual({ code: sample[i], code_generator_id: generator.id, issued_at: response.json.issued_at, redeemed_at: null, site_id: null, pos_transaction_id: null });
+      expect(read.json.code).toEqual({
+        code: sample[i],
+        code_generator_id: generator.id,
+        issued_at: response.json.issued_at,
+        redeemed_at: null,
+        site_id: null,
+        pos_transaction_id: null,
+      });
     }
     expect((await feed()).filter((e) => e.type === 'codes.issued')).toHaveLength(1);
     // The codes and the issuance record that makes the earlier transactions' codes count.
@@ -320,7 +327,9 @@ describe('GET /v1.0/codegen/{id}/codes/{code}', () => {
     const response = await lookUp(generator.id, issued.codes[1]);
 
     expect(response.status).toBe(200);
-    expect(response.json).toEqual({ code: { code: issued.codes[1], code_generator_id: generator.id, issued_at: issued.issued_at, redeemed_at: null, site_id: null, pos_transaction_id: null } });
+    expect(response.json).toEqual({
+      code: { code: issued.codes[1], code_generator_id: generator.id, issued_at: issued.issued_at, redeemed_at: null, site_id: null, pos_transaction_id: null },
+    });
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.headers.get('cache-control')).toBe('max-age=0, private, must-revalidate');
     expect(response.headers.get('etag')).toMatch(WEAK_ETAG);
@@ -336,7 +345,9 @@ describe('GET /v1.0/codegen/{id}/codes/{code}', () => {
     for (const typed of [code.toLowerCase(), mixed]) {
       const response = await lookUp(generator.id, typed);
       expect(response.status).toBe(200);
-      expect(response.json).toEqual({ code: { code, code_generator_id: generator.id, issued_at: issued.issued_at, redeemed_at: null, site_id: null, pos_transaction_id: null } });
+      expect(response.json).toEqual({
+        code: { code, code_generator_id: generator.id, issued_at: issued.issued_at, redeemed_at: null, site_id: null, pos_transaction_id: null },
+      });
     }
   });
 

@@ -20,8 +20,17 @@ describe('POST /v1.0/codegen', () => {
     expect(response.status).toBe(201);
     const body = response.json.code_generator;
     expect(Object.keys(body)).toEqual([
-      'generation_type', 'buffer_type', 'code_length', 'description', 'prefix', 'store_id', 'status',
-      'id', 'account_id', 'created_at', 'updated_at',
+      'generation_type',
+      'buffer_type',
+      'code_length',
+      'description',
+      'prefix',
+      'store_id',
+      'status',
+      'id',
+      'account_id',
+      'created_at',
+      'updated_at',
     ]);
     expect(body).toMatchObject({ ...generator, account_id: ctx.account.accountId });
     expect(Number.isSafeInteger(body.id) && body.id > 0).toBe(true);
@@ -30,9 +39,7 @@ describe('POST /v1.0/codegen', () => {
     expect(response.headers.get('location')).toBe(`/v1.0/codegen/${body.id}`);
 
     const events = await eventsOf(ctx.account.accountId);
-    expect(events.map(({ type, resource_id }) => ({ type, resource_id }))).toEqual([
-      { type: 'code_generator.created', resource_id: String(body.id) },
-    ]);
+    expect(events.map(({ type, resource_id }) => ({ type, resource_id }))).toEqual([{ type: 'code_generator.created', resource_id: String(body.id) }]);
     expect(await codeGeneratorsOf(ctx.account.accountId)).toHaveLength(1);
   });
 
@@ -54,7 +61,13 @@ describe('POST /v1.0/codegen', () => {
 
     expect(response.status).toBe(201);
     expect(response.json.code_generator).toMatchObject({
-      generation_type: 'numeric', buffer_type: 'default', code_length: 6, description: '', prefix: '', store_id: 7, status: 'active',
+      generation_type: 'numeric',
+      buffer_type: 'default',
+      code_length: 6,
+      description: '',
+      prefix: '',
+      store_id: 7,
+      status: 'active',
     });
   });
 
@@ -212,9 +225,7 @@ describe('POST /v1.0/codegen', () => {
     });
 
     it('creates exactly one generator when 10 requests with one key arrive at once', async () => {
-      const responses = await Promise.all(
-        Array.from({ length: 10 }, () => create({ code_generator: generator }, { 'Idempotency-Key': 'burst-1' })),
-      );
+      const responses = await Promise.all(Array.from({ length: 10 }, () => create({ code_generator: generator }, { 'Idempotency-Key': 'burst-1' })));
       expect(responses.map((r) => r.status)).toEqual(Array(10).fill(201));
       expect(new Set(responses.map((r) => r.text)).size).toBe(1);
       expect(await codeGeneratorsOf(ctx.account.accountId)).toHaveLength(1);

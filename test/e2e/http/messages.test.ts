@@ -91,9 +91,7 @@ describe('If-Match', () => {
     const response = await patch(await create(), value);
     expect(response.status).toBe(400);
     expect(response.json).toEqual({
-      errors: [
-        { message: 'If-Match must be * or entity tags as the ETag header sends them, e.g. W/"…" (at most 1024 characters)', field: 'If-Match' },
-      ],
+      errors: [{ message: 'If-Match must be * or entity tags as the ETag header sends them, e.g. W/"…" (at most 1024 characters)', field: 'If-Match' }],
     });
   });
 
@@ -113,9 +111,7 @@ describe('If-Match', () => {
       });
       expect(response.status, value).toBe(400);
       expect(response.json).toEqual({
-        errors: [
-          { message: 'If-Match must be * or entity tags as the ETag header sends them, e.g. W/"…" (at most 1024 characters)', field: 'If-Match' },
-        ],
+        errors: [{ message: 'If-Match must be * or entity tags as the ETag header sends them, e.g. W/"…" (at most 1024 characters)', field: 'If-Match' }],
       });
     }
     expect((await call(ctx.api, 'core', 'GET', path, { token: ctx.account.token })).text).toBe(before.text);
@@ -141,21 +137,33 @@ describe('If-Match', () => {
 describe('pos cashier texts', () => {
   const posRoutes = routes.filter((route) => route.host === 'pos');
   const codes: ErrorCode[] = [
-    'bad_request', 'unauthorized', 'forbidden', 'not_found', 'conflict', 'precondition_failed', 'payload_too_large',
-    'unsupported_media_type', 'validation_failed', 'service_unavailable', 'internal_error',
+    'bad_request',
+    'unauthorized',
+    'forbidden',
+    'not_found',
+    'conflict',
+    'precondition_failed',
+    'payload_too_large',
+    'unsupported_media_type',
+    'validation_failed',
+    'service_unavailable',
+    'internal_error',
   ];
   /** Faults the same request can get past by being sent again. */
   const retryable = new Set<ErrorCode>(['service_unavailable', 'internal_error']);
 
-  it.each(posRoutes.map((route) => [route.operationId, route] as const))('%s: each names what the till tried, and only a passing fault says "try again"', (operationId, route) => {
-    const attempt = route.till;
-    expect(attempt, `give ${operationId} a till in functions/routes.ts`).toBeDefined();
-    for (const code of codes) {
-      const text = cashierMessage(attempt!, code, [{ message: 'transaction.site_id must not be empty' }], 'req-1');
-      if (code !== 'not_found') expect(text.toLowerCase(), code).toContain(attempt!.noun);
-      expect(/try again|retry/i.test(text), `${code}: ${text}`).toBe(retryable.has(code));
-    }
-  });
+  it.each(posRoutes.map((route) => [route.operationId, route] as const))(
+    '%s: each names what the till tried, and only a passing fault says "try again"',
+    (operationId, route) => {
+      const attempt = route.till;
+      expect(attempt, `give ${operationId} a till in functions/routes.ts`).toBeDefined();
+      for (const code of codes) {
+        const text = cashierMessage(attempt!, code, [{ message: 'transaction.site_id must not be empty' }], 'req-1');
+        if (code !== 'not_found') expect(text.toLowerCase(), code).toContain(attempt!.noun);
+        expect(/try again|retry/i.test(text), `${code}: ${text}`).toBe(retryable.has(code));
+      }
+    },
+  );
 
   it('names the operations of the contract: void, redemption, check', () => {
     const nounOf = (operationId: string) => routes.find((route) => route.operationId === operationId)?.till?.noun;

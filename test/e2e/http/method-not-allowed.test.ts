@@ -12,8 +12,7 @@ import { useLocalApi } from '../../support/local-api.ts';
 const ctx = useLocalApi();
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
-const concrete = (path: string) =>
-  path.replace(/\{([^}]+)\}/g, (_, name: string) => ({ id: '7', event_id: '8', code: 'WIN-7KQ2M9XA' })[name] ?? 'x7');
+const concrete = (path: string) => path.replace(/\{([^}]+)\}/g, (_, name: string) => ({ id: '7', event_id: '8', code: 'WIN-7KQ2M9XA' })[name] ?? 'x7');
 
 const cases = (Object.keys(hosts) as HostId[]).flatMap((host) =>
   [...methodsByPath(host)].flatMap(([path, allow]) =>

@@ -193,25 +193,22 @@ const successOf = (route: Route, setup: Setup) => SUCCESS[route.operationId]?.(s
 
 describe('scopes, walking the route table', () => {
   describe.each(SCOPES)('a token of scope %s', (scope) => {
-    it.each(routes.map((route) => [`${route.method} ${route.path} (${route.operationId}, needs ${route.scope})`, route] as const))(
-      '%s',
-      async (_, route) => {
-        const setup = { token: ctx.account.token, accountId: ctx.account.accountId };
-        const token = await tokenOf(ctx.account.accountId, scope);
-        const request = await successOf(route, setup);
-        const before = await eventsOf(ctx.account.accountId);
-        const response = await call(ctx.api, route.host, route.method, request.path, { token, body: request.body });
-        if (allows(scope, route) && request.status === 'past the scope check') {
-          expect([401, 403], response.text).not.toContain(response.status);
-        } else if (allows(scope, route)) {
-          expect(response.status, response.text).toBe(request.status);
-        } else {
-          expectForbidden(route, response, `This token's scope is ${scope}; this operation needs a token of scope ${route.scope} or all`);
-          // Refused before anything was done.
-          expect(await eventsOf(ctx.account.accountId)).toEqual(before);
-        }
-      },
-    );
+    it.each(routes.map((route) => [`${route.method} ${route.path} (${route.operationId}, needs ${route.scope})`, route] as const))('%s', async (_, route) => {
+      const setup = { token: ctx.account.token, accountId: ctx.account.accountId };
+      const token = await tokenOf(ctx.account.accountId, scope);
+      const request = await successOf(route, setup);
+      const before = await eventsOf(ctx.account.accountId);
+      const response = await call(ctx.api, route.host, route.method, request.path, { token, body: request.body });
+      if (allows(scope, route) && request.status === 'past the scope check') {
+        expect([401, 403], response.text).not.toContain(response.status);
+      } else if (allows(scope, route)) {
+        expect(response.status, response.text).toBe(request.status);
+      } else {
+        expectForbidden(route, response, `This token's scope is ${scope}; this operation needs a token of scope ${route.scope} or all`);
+        // Refused before anything was done.
+        expect(await eventsOf(ctx.account.accountId)).toEqual(before);
+      }
+    });
   });
 
   it.each(routes.map((route) => [route.operationId, route] as const))(

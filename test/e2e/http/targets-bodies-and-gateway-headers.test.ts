@@ -13,9 +13,7 @@ const NO_ROUTE_CORE = { errors: [{ message: 'No route for this method and path' 
 const noRoutePos = (requestId: string) => ({
   transaction: {
     errors: [{ message: 'No route for this method and path' }],
-    display_messages: [
-      { message: 'No route for this method and path', message_id: 'not_found', message_content: { request_id: requestId }, priority: 1 },
-    ],
+    display_messages: [{ message: 'No route for this method and path', message_id: 'not_found', message_content: { request_id: requestId }, priority: 1 }],
   },
 });
 
@@ -134,7 +132,10 @@ describe('request bodies are the bytes received', () => {
       expect(inside.status, `${16 * 1024 - under} bytes`).toBe(422);
       expect(inside.json).toEqual({ errors: [{ message: 'code_generator.description must be at most 255 characters', field: 'code_generator.description' }] });
     }
-    const over = await call(ctx.api, 'core', 'POST', '/v1.0/codegen', { token: ctx.account.token, body: text + ' '.repeat(16 * 1024 + 1 - Buffer.byteLength(text)) });
+    const over = await call(ctx.api, 'core', 'POST', '/v1.0/codegen', {
+      token: ctx.account.token,
+      body: text + ' '.repeat(16 * 1024 + 1 - Buffer.byteLength(text)),
+    });
     expect(over.status).toBe(413);
     expect(over.json).toEqual({ errors: [{ message: 'Request body exceeds 16384 bytes' }] });
   });

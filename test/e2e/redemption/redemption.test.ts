@@ -237,7 +237,11 @@ describe('POST /v2.0/redeemed_codes', () => {
   it.each([
     ['no codes', {}, 'transaction.codes is required'],
     ['an empty list', { codes: [] }, 'transaction.codes must be a list of 1 to 10 codes, each a string of 1 to 64 characters'],
-    ['11 codes', { codes: Array.from({ length: 11 }, (_, i) => `C${i}`) }, 'transaction.codes must be a list of 1 to 10 codes, each a string of 1 to 64 characters'],
+    [
+      '11 codes',
+      { codes: Array.from({ length: 11 }, (_, i) => `C${i}`) },
+      'transaction.codes must be a list of 1 to 10 codes, each a string of 1 to 64 characters',
+    ],
     ['a number', { codes: [7] }, 'transaction.codes must be a list of 1 to 10 codes, each a string of 1 to 64 characters'],
     ['an empty code', { codes: [''] }, 'transaction.codes must be a list of 1 to 10 codes, each a string of 1 to 64 characters'],
     ['a code of 65 characters', { codes: ['A'.repeat(65)] }, 'transaction.codes must be a list of 1 to 10 codes, each a string of 1 to 64 characters'],
@@ -275,10 +279,7 @@ describe('POST /v2.0/redeemed_codes', () => {
   });
 });
 
-describe.each([
-  ['/v2.0/redeemed_codes'],
-  ['/v2.0/validated_codes'],
-])('POST %s: the envelope failures of the pos host, writing nothing', (path) => {
+describe.each([['/v2.0/redeemed_codes'], ['/v2.0/validated_codes']])('POST %s: the envelope failures of the pos host, writing nothing', (path) => {
   const post = (body: unknown, headers: Record<string, string> = {}) => call(ctx.api, 'pos', 'POST', path, { token: ctx.account.token, body, headers });
 
   it('401 without a token', async () => {
@@ -368,14 +369,30 @@ describe('a void releases the codes its transaction holds', () => {
     expect(first).toEqual({
       message: 'Transaction T-1001 voided',
       message_id: 'transaction_voided',
-      message_content: { site_id: 'S-0042', pos_transaction_id: 'T-1001', receipt_id: 'RC-1', event_id: expect.any(Number), voided_at: expect.stringMatching(RFC3339_MILLIS_UTC) },
+      message_content: {
+        site_id: 'S-0042',
+        pos_transaction_id: 'T-1001',
+        receipt_id: 'RC-1',
+        event_id: expect.any(Number),
+        voided_at: expect.stringMatching(RFC3339_MILLIS_UTC),
+      },
       priority: 1,
     });
     expect(released).toEqual(
-      [a!, b!].map((code) => ({ message: `Code ${code} released`, message_id: 'code_released', message_content: { code, code_generator_id: generator.id }, priority: 1 })),
+      [a!, b!].map((code) => ({
+        message: `Code ${code} released`,
+        message_id: 'code_released',
+        message_content: { code, code_generator_id: generator.id },
+        priority: 1,
+      })),
     );
     const events = await eventsOf(ctx.account.accountId);
-    expect(events.filter((e) => e.type !== 'code_generator.created' && e.type !== 'codes.issued').map((e) => [e.type, e.resource_id]).sort()).toEqual([
+    expect(
+      events
+        .filter((e) => e.type !== 'code_generator.created' && e.type !== 'codes.issued')
+        .map((e) => [e.type, e.resource_id])
+        .sort(),
+    ).toEqual([
       ['codes.redeemed', 'S-0042/T-1001'],
       ['codes.released', 'S-0042/T-1001'],
       ['transaction.voided', 'S-0042/T-1001'],
@@ -432,8 +449,21 @@ describe('GET /v1.0/codegen/{id}/codes', () => {
       path = `?limit=3&cursor=${response.json.next_cursor}`;
     }
     expect(seen.map((c) => c.code)).toEqual(codes);
-    expect(seen[2]).toMatchObject({ code: codes[2], code_generator_id: generator.id, redeemed_at: expect.stringMatching(RFC3339_MILLIS_UTC), site_id: 'S-0042', pos_transaction_id: 'T-1001' });
-    expect(seen[0]).toEqual({ code: codes[0], code_generator_id: generator.id, issued_at: expect.stringMatching(RFC3339_MILLIS_UTC), redeemed_at: null, site_id: null, pos_transaction_id: null });
+    expect(seen[2]).toMatchObject({
+      code: codes[2],
+      code_generator_id: generator.id,
+      redeemed_at: expect.stringMatching(RFC3339_MILLIS_UTC),
+      site_id: 'S-0042',
+      pos_transaction_id: 'T-1001',
+    });
+    expect(seen[0]).toEqual({
+      code: codes[0],
+      code_generator_id: generator.id,
+      issued_at: expect.stringMatching(RFC3339_MILLIS_UTC),
+      redeemed_at: null,
+      site_id: null,
+      pos_transaction_id: null,
+    });
   });
 
   it('filters redeemed=true and redeemed=false, and follows a release', async () => {
@@ -441,7 +471,8 @@ describe('GET /v1.0/codegen/{id}/codes', () => {
     const codes = (await issue(generator.id, 5)).sort();
     await redeem({ ...sale, codes: [codes[1]!, codes[3]!] });
 
-    const only = async (redeemedFilter: boolean) => ((await list(generator.id, `?redeemed=${redeemedFilter}`)).json.codes as { code: string }[]).map((c) => c.code);
+    const only = async (redeemedFilter: boolean) =>
+      ((await list(generator.id, `?redeemed=${redeemedFilter}`)).json.codes as { code: string }[]).map((c) => c.code);
     expect(await only(true)).toEqual([codes[1], codes[3]]);
     expect(await only(false)).toEqual([codes[0], codes[2], codes[4]]);
     const page = await list(generator.id, '?redeemed=false&limit=2');
@@ -476,7 +507,10 @@ describe('GET /v1.0/codegen/{id}/codes', () => {
     const anonymous = await call(ctx.api, 'core', 'GET', `/v1.0/codegen/${generator.id}/codes`);
     expect(anonymous.status).toBe(401);
     const first = await list(generator.id);
-    const again = await call(ctx.api, 'core', 'GET', `/v1.0/codegen/${generator.id}/codes`, { token: ctx.account.token, headers: { 'If-None-Match': first.headers.get('etag')! } });
+    const again = await call(ctx.api, 'core', 'GET', `/v1.0/codegen/${generator.id}/codes`, {
+      token: ctx.account.token,
+      headers: { 'If-None-Match': first.headers.get('etag')! },
+    });
     expect(again.status).toBe(304);
     expect(again.text).toBe('');
   });

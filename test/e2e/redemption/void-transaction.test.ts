@@ -19,7 +19,6 @@ const transaction = {
   receipt_id: 'RC-99',
 };
 
-
 const ctx = useLocalApi();
 
 const voidIt = (body: unknown, options: { token?: string; headers?: Record<string, string> } = {}) =>

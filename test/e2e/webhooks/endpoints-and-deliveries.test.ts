@@ -146,7 +146,14 @@ describe('webhook endpoint routes', () => {
     // A delete frees a place.
     const id = list.json.webhook_endpoints[0].id;
     expect((await call(ctx.api, 'core', 'DELETE', `/v1.0/webhook_endpoints/${id}`, { token: ctx.account.token })).status).toBe(200);
-    expect((await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', { token: ctx.account.token, body: { webhook_endpoint: { url: 'https://hooks.example.com/x' } } })).status).toBe(201);
+    expect(
+      (
+        await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', {
+          token: ctx.account.token,
+          body: { webhook_endpoint: { url: 'https://hooks.example.com/x' } },
+        })
+      ).status,
+    ).toBe(201);
   });
 
   it('replays an Idempotency-Key without the secret, and refuses the key with another body', async () => {
@@ -171,7 +178,8 @@ describe('webhook endpoint routes', () => {
   });
 
   it('validates fields with 422 naming them', async () => {
-    const post = (fields: unknown) => call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', { token: ctx.account.token, body: { webhook_endpoint: fields } });
+    const post = (fields: unknown) =>
+      call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', { token: ctx.account.token, body: { webhook_endpoint: fields } });
     const cases: [unknown, string][] = [
       [{}, 'webhook_endpoint.url'],
       [{ url: 'ftp://hooks.example.com/' }, 'webhook_endpoint.url'],
@@ -191,7 +199,10 @@ describe('webhook endpoint routes', () => {
     for (const [fields, field] of cases) {
       const response = await post(fields);
       expect(response.status, JSON.stringify(fields)).toBe(422);
-      expect(response.json.errors.map((e: any) => e.field), JSON.stringify(fields)).toContain(field);
+      expect(
+        response.json.errors.map((e: any) => e.field),
+        JSON.stringify(fields),
+      ).toContain(field);
     }
   });
 
@@ -225,7 +236,10 @@ describe('webhook endpoint routes', () => {
       ['POST', `/v1.0/webhook_endpoints/${created.id}/rotate_secret`],
       ['GET', `/v1.0/webhook_endpoints/${created.id}/deliveries`],
     ] as const) {
-      const response = await call(ctx.api, 'core', method, path, { token: other.token, ...(method === 'PATCH' ? { body: { webhook_endpoint: { description: 'x' } } } : {}) });
+      const response = await call(ctx.api, 'core', method, path, {
+        token: other.token,
+        ...(method === 'PATCH' ? { body: { webhook_endpoint: { description: 'x' } } } : {}),
+      });
       expect(response.status, `${method} ${path}`).toBe(404);
     }
     expect((await call(ctx.api, 'core', 'GET', '/v1.0/webhook_endpoints', { token: other.token })).json.webhook_endpoints).toEqual([]);
@@ -249,9 +263,16 @@ describe('deliveries', () => {
     const started = Date.now();
     const generator = await createGenerator();
     expect((await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${generator}/codes`, { token: ctx.account.token, body: { count: 2 } })).status).toBe(201);
-    expect((await call(ctx.api, 'core', 'PATCH', `/v1.0/codegen/${generator}`, { token: ctx.account.token, body: { code_generator: { description: 'x' } } })).status).toBe(200);
     expect(
-      (await call(ctx.api, 'pos', 'POST', '/v2.0/voided_transactions', { token: ctx.account.token, body: { transaction: { site_id: 's/1', pos_transaction_id: 'T 1' } } })).status,
+      (await call(ctx.api, 'core', 'PATCH', `/v1.0/codegen/${generator}`, { token: ctx.account.token, body: { code_generator: { description: 'x' } } })).status,
+    ).toBe(200);
+    expect(
+      (
+        await call(ctx.api, 'pos', 'POST', '/v2.0/voided_transactions', {
+          token: ctx.account.token,
+          body: { transaction: { site_id: 's/1', pos_transaction_id: 'T 1' } },
+        })
+      ).status,
     ).toBe(200);
     const feed = await events();
     expect(feed.map((e) => e.type)).toEqual(['code_generator.created', 'codes.issued', 'code_generator.updated', 'transaction.voided']);
@@ -321,7 +342,10 @@ describe('deliveries', () => {
     const attempts = await receiver.waitFor(endpoint.path, 3);
     expect(new Set(attempts.map((a) => a.headers['webhook-id']))).toEqual(new Set([String(event!.id)]));
     expect(attempts.every((a) => a.verifiedWith.length === 1)).toBe(true);
-    const done = await until(() => deliveries(endpoint.id), (list) => list[0]?.status === 'succeeded');
+    const done = await until(
+      () => deliveries(endpoint.id),
+      (list) => list[0]?.status === 'succeeded',
+    );
     expect(done[0]).toMatchObject({ attempts: 3, last_response_status: 200, next_attempt_at: null });
   });
 
@@ -332,7 +356,11 @@ describe('deliveries', () => {
     const [event] = await events();
     await receiver.waitFor(endpoint.path, 2, 10_000);
     receiver.behave(endpoint.path, { status: 302, headers: { Location: `${receiver.url}/elsewhere` } });
-    const failed = await until(() => deliveries(endpoint.id), (list) => list[0]?.status === 'failed', 20_000);
+    const failed = await until(
+      () => deliveries(endpoint.id),
+      (list) => list[0]?.status === 'failed',
+      20_000,
+    );
     expect(failed[0]).toMatchObject({ event_id: event!.id, status: 'failed', attempts: 4, next_attempt_at: null });
     expect(receiver.on(`/elsewhere`)).toEqual([]);
     expect(receiver.on(endpoint.path)).toHaveLength(4);
@@ -345,7 +373,10 @@ describe('deliveries', () => {
     expect(all[4]!.headers['webhook-id']).toBe(String(event!.id));
     expect(all[4]!.verifiedWith).toHaveLength(1);
     expect(Number(all[4]!.headers['webhook-timestamp'])).toBeGreaterThanOrEqual(Number(all[0]!.headers['webhook-timestamp']));
-    await until(() => deliveries(endpoint.id), (list) => list[0]?.status === 'succeeded');
+    await until(
+      () => deliveries(endpoint.id),
+      (list) => list[0]?.status === 'succeeded',
+    );
     const missing = await call(ctx.api, 'core', 'POST', `/v1.0/webhook_endpoints/${endpoint.id}/deliveries/${event!.id + 1000000}/retry`, {
       token: ctx.account.token,
       body: {},
@@ -368,7 +399,10 @@ describe('deliveries', () => {
     });
     const id = response.json.webhook_endpoint.id;
     await createGenerator();
-    await until(() => deliveries(id), (list) => list[0]?.attempts >= 1);
+    await until(
+      () => deliveries(id),
+      (list) => list[0]?.attempts >= 1,
+    );
     const [first] = await deliveries(id);
     expect(first).toMatchObject({ status: 'pending', last_response_status: null });
   });
@@ -383,7 +417,10 @@ describe('deliveries', () => {
       (r) => r.json.webhook_endpoint.status === 'disabled',
     );
     expect(read.json.webhook_endpoint.updated_at > endpoint.body.webhook_endpoint.updated_at).toBe(true);
-    const list = await until(() => deliveries(endpoint.id), (l) => l[0]?.status === 'failed');
+    const list = await until(
+      () => deliveries(endpoint.id),
+      (l) => l[0]?.status === 'failed',
+    );
     expect(list[0]).toMatchObject({ attempts: 1, last_response_status: 410 });
     const [event] = await events();
     const retry = await call(ctx.api, 'core', 'POST', `/v1.0/webhook_endpoints/${endpoint.id}/deliveries/${event!.id}/retry`, { token: ctx.account.token });
@@ -429,7 +466,9 @@ describe('deliveries', () => {
     const [delivery] = await receiver.waitFor(endpoint.path, 1);
     expect(delivery!.headers['webhook-signature']!.split(' ')).toHaveLength(2);
     expect(delivery!.verifiedWith).toEqual([secret, endpoint.secret]);
-    expect((await call(ctx.api, 'core', 'POST', `/v1.0/webhook_endpoints/${endpoint.id}/rotate_secret`, { token: ctx.account.token, body: {} })).status).toBe(200);
+    expect((await call(ctx.api, 'core', 'POST', `/v1.0/webhook_endpoints/${endpoint.id}/rotate_secret`, { token: ctx.account.token, body: {} })).status).toBe(
+      200,
+    );
     expect(
       (await call(ctx.api, 'core', 'POST', `/v1.0/webhook_endpoints/${endpoint.id}/rotate_secret`, { token: ctx.account.token, body: { url: 'x' } })).status,
     ).toBe(422);
@@ -441,7 +480,10 @@ describe('webhook routes refuse what they must, in the core envelope', () => {
     const created = await register();
     const generator = await createGenerator();
     expect(generator).toBeGreaterThan(0);
-    const [event] = await until(() => deliveries(created.id), (list) => list.length === 1);
+    const [event] = await until(
+      () => deliveries(created.id),
+      (list) => list.length === 1,
+    );
     const webhookRoutes = (await import('../../../functions/routes.ts')).routes.filter((r) => r.path.startsWith('/v1.0/webhook_endpoints'));
     expect(webhookRoutes).toHaveLength(8);
     const fill = (path: string, id: number | string, eventId: number | string = event.event_id) =>

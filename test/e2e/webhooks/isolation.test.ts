@@ -62,7 +62,14 @@ async function voids(count: number): Promise<Map<string, number>> {
 /** Milliseconds from each event's commit to its first arrival at the healthy receiver. */
 async function delaysOf(sentAt: Map<string, number>, path: string): Promise<number[]> {
   const deadline = Date.now() + 15_000;
-  const first = () => new Map(healthy.on(path).filter((r) => sentAt.has(r.headers['webhook-id']!)).map((r) => [r.headers['webhook-id']!, r.at] as const).reverse());
+  const first = () =>
+    new Map(
+      healthy
+        .on(path)
+        .filter((r) => sentAt.has(r.headers['webhook-id']!))
+        .map((r) => [r.headers['webhook-id']!, r.at] as const)
+        .reverse(),
+    );
   while (first().size < sentAt.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
   const arrived = first();
   expect(arrived.size, `${arrived.size} of ${sentAt.size} events reached the healthy endpoint`).toBe(sentAt.size);

@@ -22,7 +22,11 @@ describe('the OpenAPI documents', () => {
   it('have an operation for every route, on its host, and a route for every operation', () => {
     for (const route of routes) expect(operationOf(route)?.operationId, route.operationId).toBe(route.operationId);
     const documented = Object.values(documents).flatMap((d) =>
-      Object.entries<any>(d.paths).flatMap(([path, item]) => Object.entries<any>(item).filter(([key]) => key !== 'description').map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`)),
+      Object.entries<any>(d.paths).flatMap(([path, item]) =>
+        Object.entries<any>(item)
+          .filter(([key]) => key !== 'description')
+          .map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`),
+      ),
     );
     expect(documented.sort()).toEqual(routes.map((r) => `${r.method} ${r.path} ${r.operationId}`).sort());
   });
@@ -79,7 +83,7 @@ describe('the OpenAPI documents', () => {
     expect(unbounded({ type: 'object', properties: { a: { type: ['string', 'null'] } } }, 'probe')).toEqual(['probe/properties/a']);
   });
 
-  it('say the scope each operation needs (x-tillgate-scope, the route table\'s) and document 403 for it', () => {
+  it("say the scope each operation needs (x-tillgate-scope, the route table's) and document 403 for it", () => {
     for (const route of routes) {
       const operation = operationOf(route);
       expect(operation['x-tillgate-scope'], route.operationId).toBe(route.scope);
@@ -93,7 +97,10 @@ describe('the OpenAPI documents', () => {
   it('say on each path which methods it serves: the others answer 405 with Allow', () => {
     for (const route of routes) {
       const item = documents[route.host].paths[route.path];
-      const served = routes.filter((r) => r.host === route.host && r.path === route.path).map((r) => r.method).sort();
+      const served = routes
+        .filter((r) => r.host === route.host && r.path === route.path)
+        .map((r) => r.method)
+        .sort();
       expect(item.description).toContain(`Other methods than ${served.join(', ')} answer 405`);
     }
   });
@@ -102,9 +109,7 @@ describe('the OpenAPI documents', () => {
     for (const route of routes) {
       const responses = operationOf(route).responses;
       for (const status of ['401', '500', '503']) {
-        expect(responses[status].content['application/json'].schema.$ref).toBe(
-          `#/components/schemas/${route.host === 'core' ? 'CoreError' : 'PosError'}`,
-        );
+        expect(responses[status].content['application/json'].schema.$ref).toBe(`#/components/schemas/${route.host === 'core' ? 'CoreError' : 'PosError'}`);
       }
     }
   });
@@ -135,7 +140,8 @@ describe('the OpenAPI document says what the gateway can answer', () => {
   });
 });
 
-describe('the path id schema accepts exactly what the server accepts', () => {  const ajv = new Ajv2020({ strict: false });
+describe('the path id schema accepts exactly what the server accepts', () => {
+  const ajv = new Ajv2020({ strict: false });
   const schemas = routes
     .filter((route) => route.path.includes('{id}'))
     .map((route) => (document.paths as any)[route.path][route.method.toLowerCase()].parameters.find((p: any) => p.name === 'id').schema);
@@ -203,7 +209,9 @@ describe('checkAgainstOpenApi', async () => {
     expect(() => checkAgainstOpenApi('core', 'GET', '/v1.0/events/1', { status: 418, headers: headers(), text: '{}' })).toThrow(/not a documented status/);
     const noRequestId = headers();
     noRequestId.delete('X-Request-Id');
-    expect(() => checkAgainstOpenApi('core', 'GET', '/v1.0/events/1', { status: 200, headers: noRequestId, text: JSON.stringify(event) })).toThrow(/X-Request-Id/);
+    expect(() => checkAgainstOpenApi('core', 'GET', '/v1.0/events/1', { status: 200, headers: noRequestId, text: JSON.stringify(event) })).toThrow(
+      /X-Request-Id/,
+    );
     expect(() =>
       checkAgainstOpenApi('core', 'GET', '/v1.0/events/1', { status: 200, headers: headers(), text: JSON.stringify({ event: { ...event.event, extra: 1 } }) }),
     ).toThrow(/additional properties/);

@@ -31,9 +31,8 @@ describe('the generated validators', () => {
 });
 
 describe('RFC 3339 date-times (transaction.occurred_at)', () => {
-  it.each(['2026-11-21T14:03:00Z', '2026-11-21t14:03:00z', '2026-11-21T14:03:00.123456+05:30', '2024-12-31T23:59:60Z'])(
-    'accepts %s',
-    (text) => expect(voidWith({ occurred_at: text })()).toMatchObject({ occurred_at: text }),
+  it.each(['2026-11-21T14:03:00Z', '2026-11-21t14:03:00z', '2026-11-21T14:03:00.123456+05:30', '2024-12-31T23:59:60Z'])('accepts %s', (text) =>
+    expect(voidWith({ occurred_at: text })()).toMatchObject({ occurred_at: text }),
   );
   it.each(['2026-11-21', '2026-11-21T14:03Z', '2026-11-21T14:03:00', '2026-11-21 14:03:00Z', ' 2026-11-21T14:03:00Z', '2026-11-21T14:03:00+0100'])(
     'rejects %s, not of the form, with the form',

@@ -18,7 +18,12 @@ describe('bench scenarios', () => {
   it('name the route that has none, and the scenario whose route is gone', () => {
     const ids = [...routes.map((r) => r.operationId), 'archiveEvents'];
     expect(routesWithoutScenario(ids)).toEqual(['archiveEvents']);
-    expect(scenariosWithoutRoute(['getEvent'], scenarios).sort()).toEqual(routes.map((r) => r.operationId).filter((id) => id !== 'getEvent').sort());
+    expect(scenariosWithoutRoute(['getEvent'], scenarios).sort()).toEqual(
+      routes
+        .map((r) => r.operationId)
+        .filter((id) => id !== 'getEvent')
+        .sort(),
+    );
   });
 
   it('declare a capacity floor each, and a transaction target for the issuances of 100 and 1000 codes', () => {
@@ -33,10 +38,7 @@ describe('bench scenarios', () => {
 });
 
 describe('bench table and JSON', () => {
-  const rows = [
-    row('cold start: getEvent', 'ms', 210, 200, '≤ 1.05 ×'),
-    row('DynamoDB requests: getEvent (existing)', 'req/call', 1, null, '1'),
-  ];
+  const rows = [row('cold start: getEvent', 'ms', 210, 200, '≤ 1.05 ×'), row('DynamoDB requests: getEvent (existing)', 'req/call', 1, null, '1')];
 
   it('computes the ratio only when both figures are there', () => {
     expect(rows[0]!.ratio).toBeCloseTo(1.05, 10);
@@ -78,7 +80,12 @@ describe('bench table and JSON', () => {
 
   it('takes nearest-rank percentiles', () => {
     expect(median([5, 1, 3])).toBe(3);
-    expect(percentile(Array.from({ length: 100 }, (_, i) => i + 1), 99)).toBe(99);
+    expect(
+      percentile(
+        Array.from({ length: 100 }, (_, i) => i + 1),
+        99,
+      ),
+    ).toBe(99);
   });
 });
 
@@ -147,7 +154,12 @@ describe('bench replay plans', () => {
 
 describe('bench id blocks and capacity', () => {
   const call = (target: string, table: string, capacityUnits = 1) => ({ target, status: 200, capacityUnits, request: { TableName: table }, response: {} });
-  const rec = (...calls: ReturnType<typeof call>[]): Recording => ({ input: httpInput('/x', {}, {}, null), at: 0, answer: { statusCode: 200, headers: {}, body: '' }, calls });
+  const rec = (...calls: ReturnType<typeof call>[]): Recording => ({
+    input: httpInput('/x', {}, {}, null),
+    at: 0,
+    answer: { statusCode: 200, headers: {}, body: '' },
+    calls,
+  });
 
   it('builds warm plans from two calls that reserved no id block', () => {
     const withBlock = rec(call('UpdateItem', 'counters'), call('TransactWriteItems', 'v'));
@@ -166,7 +178,7 @@ describe('bench id blocks and capacity', () => {
     expect(unitsOf({ target: 'GetItem', status: 200, capacityUnits: 0.5, request: {}, response: {} })).toBe(0.5);
   });
 
-  it('sizes items by DynamoDB\'s rules and floors a page at ceil(bytes / 4 KB)', () => {
+  it("sizes items by DynamoDB's rules and floors a page at ceil(bytes / 4 KB)", () => {
     expect(itemSize({ ab: { S: 'xyz' }, n: { N: '12345' }, ok: { BOOL: true } })).toBe(2 + 3 + 1 + 4 + 2 + 1);
     const item = { payload: { S: 'x'.repeat(93) } }; // 100 bytes
     const query = { target: 'Query', status: 200, capacityUnits: 3, request: {}, response: { Items: Array.from({ length: 101 }, () => item) } };

@@ -87,7 +87,16 @@ describe('rewrite (update mode)', () => {
 
 describe('generated sections and counted claims', () => {
   it('rewrites what is between markers, but not an example of markers inside a code block', () => {
-    const page = ['<!-- generated:routes -->', 'stale', '<!-- /generated:routes -->', '```markdown', '<!-- generated:routes -->', 'example', '<!-- /generated:routes -->', '```'].join('\n');
+    const page = [
+      '<!-- generated:routes -->',
+      'stale',
+      '<!-- /generated:routes -->',
+      '```markdown',
+      '<!-- generated:routes -->',
+      'example',
+      '<!-- /generated:routes -->',
+      '```',
+    ].join('\n');
     expect(sectionNames('p.md', page)).toEqual(['routes']);
     expect(fillSections('p.md', page, { routes: 'fresh' }).split('\n').slice(0, 7)).toEqual([
       '<!-- generated:routes -->',

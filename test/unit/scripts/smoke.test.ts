@@ -15,26 +15,53 @@ describe('the smoke checks', () => {
   it('name a route that has no written check, and check it without a token (401) after the written ones', () => {
     const added: Route = { ...routes[0]!, operationId: 'archiveCodeGenerator', method: 'POST', path: '/v1.0/codegen/{id}/archive' };
     expect(routesWithoutCheck([...routes, added])).toEqual([...routesWithoutCheck(routes), added]);
-    expect(checksOf([...routes, added]).map(([operationId]) => operationId).at(-1)).toBe('archiveCodeGenerator');
+    expect(
+      checksOf([...routes, added])
+        .map(([operationId]) => operationId)
+        .at(-1),
+    ).toBe('archiveCodeGenerator');
   });
 
   it('already check the operations of the redemption and webhook routes, which run once those are in the route table', () => {
-    const announced = ['redeemCodes', 'validateCodes', 'listCodes', 'createWebhookEndpoint', 'listWebhookEndpoints', 'getWebhookEndpoint',
-      'updateWebhookEndpoint', 'deleteWebhookEndpoint', 'rotateWebhookSecret', 'listWebhookDeliveries', 'retryWebhookDelivery'];
+    const announced = [
+      'redeemCodes',
+      'validateCodes',
+      'listCodes',
+      'createWebhookEndpoint',
+      'listWebhookEndpoints',
+      'getWebhookEndpoint',
+      'updateWebhookEndpoint',
+      'deleteWebhookEndpoint',
+      'rotateWebhookSecret',
+      'listWebhookDeliveries',
+      'retryWebhookDelivery',
+    ];
     expect(announced.filter((operationId) => !(operationId in checks))).toEqual([]);
-    expect(Object.entries(checks).filter(([, check]) => check.webhook).map(([operationId]) => operationId).sort()).toEqual(
-      announced.filter((operationId) => /Webhook/.test(operationId)).sort(),
-    );
+    expect(
+      Object.entries(checks)
+        .filter(([, check]) => check.webhook)
+        .map(([operationId]) => operationId)
+        .sort(),
+    ).toEqual(announced.filter((operationId) => /Webhook/.test(operationId)).sort());
   });
 });
 
 describe('a line of the smoke report', () => {
   it('shows result, status, operation, request and latency, then what is wrong', () => {
-    expect(formatOutcome({ name: 'createCodeGenerator', result: 'ok', method: 'POST', path: '/v1.0/codegen', status: 201, latencyMs: 38.4, problems: [] })).toBe(
-      `ok   201  createCodeGenerator    ${'POST /v1.0/codegen'.padEnd(56)}   38 ms`,
-    );
     expect(
-      formatOutcome({ name: 'getEvent', result: 'fail', method: 'GET', path: '/v1.0/events/7', note: 'If-None-Match', status: 200, latencyMs: 5, problems: ['expected 304, got 200', 'no ETag header'] }),
+      formatOutcome({ name: 'createCodeGenerator', result: 'ok', method: 'POST', path: '/v1.0/codegen', status: 201, latencyMs: 38.4, problems: [] }),
+    ).toBe(`ok   201  createCodeGenerator    ${'POST /v1.0/codegen'.padEnd(56)}   38 ms`);
+    expect(
+      formatOutcome({
+        name: 'getEvent',
+        result: 'fail',
+        method: 'GET',
+        path: '/v1.0/events/7',
+        note: 'If-None-Match',
+        status: 200,
+        latencyMs: 5,
+        problems: ['expected 304, got 200', 'no ETag header'],
+      }),
     ).toBe(`FAIL 200  getEvent               ${'GET /v1.0/events/7 (If-None-Match)'.padEnd(56)}    5 ms  expected 304, got 200; no ETag header`);
     expect(formatOutcome({ name: 'webhooks', result: 'skip', problems: [], reason: 'not checked' })).toBe('skip      webhooks               not checked');
   });

@@ -82,7 +82,10 @@ describe('sending to SQS (the real SDK, a recording stand-in on 127.0.0.1)', () 
         JSON.stringify(
           refuse
             ? { Successful: [], Failed: entries.map((e) => ({ Id: e.Id, Code: 'InternalError', SenderFault: false })) }
-            : { Successful: entries.map((e) => ({ Id: e.Id, MessageId: `m-${e.Id}`, MD5OfMessageBody: createHash('md5').update(e.MessageBody).digest('hex') })), Failed: [] },
+            : {
+                Successful: entries.map((e) => ({ Id: e.Id, MessageId: `m-${e.Id}`, MD5OfMessageBody: createHash('md5').update(e.MessageBody).digest('hex') })),
+                Failed: [],
+              },
         ),
       );
     });
@@ -135,7 +138,13 @@ describe('sending to SQS (the real SDK, a recording stand-in on 127.0.0.1)', () 
     requests.length = 0;
     const now = Date.now();
     const record = (id: string, m: DeliveryMessage) => ({ messageId: id, body: JSON.stringify(m) }) as SQSEvent['Records'][number];
-    const event = { Records: [record('a', message({ due_at: now - 10 })), record('b', message({ due_at: now + 3_600_000, event_id: 5 })), record('c', message({ due_at: now + 500, event_id: 6 }))] };
+    const event = {
+      Records: [
+        record('a', message({ due_at: now - 10 })),
+        record('b', message({ due_at: now + 3_600_000, event_id: 5 })),
+        record('c', message({ due_at: now + 500, event_id: 6 })),
+      ],
+    };
     expect(await forwarder.handler(event, { awsRequestId: 'r' } as Context)).toEqual({ batchItemFailures: [] });
     const byQueue = Object.fromEntries(requests.map((r) => [r.body.QueueUrl.split('/').at(-1), r.body.Entries]));
     expect(byQueue['deliveries.fifo'].map((e: any) => JSON.parse(e.MessageBody).event_id)).toEqual([1001, 6]);
@@ -153,7 +162,11 @@ describe('sending to SQS (the real SDK, a recording stand-in on 127.0.0.1)', () 
 describe("the local stack's stand-in for SQS", () => {
   const sender = workers.find((w) => w.name === 'sendWebhookDeliveries')!;
   const forwarder = workers.find((w) => w.name === 'forwardDueWebhookDeliveries')!;
-  const fifo = (groupId: string, n: number, deduplicationId = `${groupId}-${n}`): QueuedMessage => ({ body: JSON.stringify({ groupId, n }), groupId, deduplicationId });
+  const fifo = (groupId: string, n: number, deduplicationId = `${groupId}-${n}`): QueuedMessage => ({
+    body: JSON.stringify({ groupId, n }),
+    groupId,
+    deduplicationId,
+  });
   const settle = () => new Promise((r) => setTimeout(r, 30));
 
   it('FIFO: one message of a group at a time, in order, groups side by side up to the concurrency; copies within 5 minutes dropped', async () => {
@@ -211,7 +224,11 @@ describe("the local stack's stand-in for SQS", () => {
 
   it('standard: a message is handed over after its delay, with no group', async () => {
     const at: number[] = [];
-    const queue = new LocalSqsQueue('webhookRetries', forwarder, (async () => void at.push(Date.now())) as never, { concurrency: 2, visibilityMs: 20, log: () => undefined });
+    const queue = new LocalSqsQueue('webhookRetries', forwarder, (async () => void at.push(Date.now())) as never, {
+      concurrency: 2,
+      visibilityMs: 20,
+      log: () => undefined,
+    });
     const sent = Date.now();
     await queue.send([{ body: '{}', delaySeconds: 1 }]);
     await new Promise((r) => setTimeout(r, 1200));
@@ -329,7 +346,14 @@ describe("the local stack's stand-in for SQS", () => {
     // Through startLocalWebhooks and its file, as npm start runs it.
     const stateFile = join(mkdtempSync(join(tmpdir(), 'tillgate-queues-')), 'webhook-queues.json');
     const start = () =>
-      startLocalWebhooks({ endpoint: 'http://127.0.0.1:9', tableNames: {}, streams: false, stateFile, log: () => undefined, loadWorker: async () => (async () => ({ batchItemFailures: [] })) as never });
+      startLocalWebhooks({
+        endpoint: 'http://127.0.0.1:9',
+        tableNames: {},
+        streams: false,
+        stateFile,
+        log: () => undefined,
+        loadWorker: async () => (async () => ({ batchItemFailures: [] })) as never,
+      });
     const dueIn = 600;
     const one = await start();
     await one.queues.webhookRetries.send([{ body: '{"retry":1}', delaySeconds: dueIn }]);
