@@ -1,5 +1,5 @@
 /**
- * Errors a handler or middleware throws. One error handler (see api.ts) turns each into the
+ * Errors a handler or middleware throws. One error handler (the host-response middleware, middleware/host-response.ts) turns each into the
  * host's error body; a message is shown to the client only below 500.
  */
 export interface Problem {

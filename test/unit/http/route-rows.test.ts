@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { api } from '../../functions/http/chain.ts';
-import codePath from '../../functions/http/schemas/codePath.generated.ts';
-import codesIssue from '../../functions/http/schemas/codesIssue.generated.ts';
-import idPath from '../../functions/http/schemas/idPath.generated.ts';
+import { api } from '../../../functions/http/chain.ts';
+import codePath from '../../../functions/http/schemas/codePath.generated.ts';
+import codesIssue from '../../../functions/http/schemas/codesIssue.generated.ts';
+import idPath from '../../../functions/http/schemas/idPath.generated.ts';
 
 /** A handler passes its compiled validators to api(); its row in functions/routes.ts names them. */
 describe('api() checks a handler against its row of the route table', () => {

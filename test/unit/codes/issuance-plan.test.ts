@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { issuancePlan } from '../../functions/codes/issuance-plan.ts';
+import { issuancePlan } from '../../../functions/codes/issuance-plan.ts';
 
 /** The split the handler writes and the bench counts its transactions and capacity by. */
 describe('issuancePlan', () => {
