@@ -11,6 +11,7 @@ import { parameters } from '#http/middleware/parameters';
 import type { ApiContext, ApiEvent, ApiOptions } from './request.ts';
 import type { Reply } from './reply.ts';
 import { logger, metrics } from '#runtime/observability';
+import { securityHeaders } from './security-headers.ts';
 import { routes, type Route } from '#functions/routes';
 
 /**
@@ -21,26 +22,6 @@ import { routes, type Route } from '#functions/routes';
  * Handlers throw HttpErrors and return a Reply; only the host-response middleware builds status
  * lines, headers and error bodies, so both hosts answer the same way from every route.
  */
-
-/** An API answers JSON to machines: of helmet's headers only those that mean something here. */
-const securityHeaders = {
-  contentSecurityPolicy: false,
-  crossOriginEmbedderPolicy: false,
-  crossOriginOpenerPolicy: false,
-  crossOriginResourcePolicy: false,
-  dnsPrefetchControl: false,
-  downloadOptions: false,
-  originAgentCluster: false,
-  permissionsPolicy: false,
-  permittedCrossDomainPolicies: false,
-  reportTo: false,
-  reportingEndpoints: false,
-  xssProtection: false,
-  frameOptions: { action: 'deny' },
-  referrerPolicy: { policy: 'no-referrer' },
-  strictTransportSecurity: { maxAge: 31_536_000, includeSubDomains: true, preload: false },
-  contentTypeOptions: { action: 'nosniff' },
-} as const;
 
 export function api<Body = null, Params = null, Query = null>(options: ApiOptions) {
   // What a route accepts is declared once, in its row of the route table; a handler without a

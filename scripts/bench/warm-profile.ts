@@ -67,24 +67,7 @@ const voidBody = {
   posagent_version: '9.4.1',
 };
 const response = () => ({ statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(eventBody) });
-const securityHeaders = {
-  contentSecurityPolicy: false,
-  crossOriginEmbedderPolicy: false,
-  crossOriginOpenerPolicy: false,
-  crossOriginResourcePolicy: false,
-  dnsPrefetchControl: false,
-  downloadOptions: false,
-  originAgentCluster: false,
-  permissionsPolicy: false,
-  permittedCrossDomainPolicies: false,
-  reportTo: false,
-  reportingEndpoints: false,
-  xssProtection: false,
-  frameOptions: { action: 'deny' },
-  referrerPolicy: { policy: 'no-referrer' },
-  strictTransportSecurity: { maxAge: 31_536_000, includeSubDomains: true, preload: false },
-  contentTypeOptions: { action: 'nosniff' },
-};
+const { securityHeaders } = await import('../../functions/http/security-headers.ts');
 const injector = injectLambdaContext(logger, { resetKeys: true }) as any;
 const flusher = logMetrics(metrics, { captureColdStartMetric: true }) as any;
 const security = httpSecurityHeaders(securityHeaders as never) as any;
