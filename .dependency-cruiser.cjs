@@ -57,7 +57,30 @@ module.exports = {
       comment:
         'What ships (functions/) imports nothing from the local stack, scripts, tests, infra or the OpenAPI tooling: local hooks are injected at the edge.',
       from: { path: '^functions/' },
-      to: { path: '^(local|scripts|test|infra|openapi)/' },
+      to: { path: '^(local|scripts|test|infra|openapi|client|examples)/' },
+    },
+    {
+      name: 'client-stands-alone',
+      severity: 'error',
+      comment:
+        'The typed client (client/) is what an integrator copies: its generated types and openapi-fetch, nothing of the service, its tools or its tests.',
+      from: { path: '^client/' },
+      to: { path: '^(functions|local|scripts|test|infra|openapi|examples)/' },
+    },
+    {
+      name: 'examples-use-the-client-only',
+      severity: 'error',
+      comment: 'An example (examples/) is a program an integrator could write: it imports the typed client and nothing else of the repository.',
+      from: { path: '^examples/' },
+      to: { path: '^(functions|local|scripts|test|infra|openapi)/' },
+    },
+    {
+      name: 'client-for-tools-and-tests',
+      severity: 'error',
+      comment:
+        "The client's callers in the repository are its tools (scripts/), its tests (test/) and the examples; the service and its stack never call themselves through it.",
+      from: { path: '^(functions|local|infra|openapi)/' },
+      to: { path: '^client/' },
     },
     {
       name: 'tables-declare-only',

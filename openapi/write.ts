@@ -1,13 +1,15 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hosts, type HostId } from '../functions/routes.ts';
 import { openApiDocument } from './document.ts';
+import { clientTypes, clientTypesFile } from './client-types.ts';
 
 /**
  * `npm run openapi`: writes openapi/core.json and openapi/pos.json (a test fails while they are
  * stale). The examples are real responses of the test suite: every `npm test` records the first
  * response it gets for each operation and status into reports/openapi-examples/, and
  * `npm run openapi -- --examples` takes those into openapi/examples.json, adding what is missing
- * (`--refresh-examples` replaces them all).
+ * (`--refresh-examples` replaces them all). Then the typed client's types, client/core.ts and
+ * client/pos.ts, from the documents just written (openapi/client-types.ts).
  */
 const examplesFile = new URL('./examples.json', import.meta.url);
 const recordings = new URL('../reports/openapi-examples/', import.meta.url);
@@ -29,6 +31,10 @@ if (refresh || process.argv.includes('--examples')) {
 }
 
 for (const host of Object.keys(hosts) as HostId[]) {
-  writeFileSync(new URL(`./${host}.json`, import.meta.url), `${JSON.stringify(openApiDocument(host, examples), null, 2)}\n`);
+  const document = openApiDocument(host, examples);
+  writeFileSync(new URL(`./${host}.json`, import.meta.url), `${JSON.stringify(document, null, 2)}\n`);
   console.log(`wrote openapi/${host}.json`);
+  // From the text just written, as the staleness test reads it back (JSON drops what is undefined).
+  writeFileSync(clientTypesFile(host), await clientTypes(JSON.parse(JSON.stringify(document))));
+  console.log(`wrote client/${host}.ts`);
 }
