@@ -360,6 +360,33 @@ export interface components {
                 updated_at: string;
             };
         };
+        WebhookEndpointCreated: {
+            webhook_endpoint: {
+                id: number;
+                url: string;
+                /**
+                 * @description Distinct event types, or ["*"]: every type, those added later included.
+                 * @default [
+                 *       "*"
+                 *     ]
+                 */
+                event_types: ("code_generator.created" | "code_generator.updated" | "codes.issued" | "transaction.voided" | "codes.redeemed" | "codes.released" | "*")[];
+                /** @default  */
+                description: string;
+                /**
+                 * @description `enabled` endpoints receive events; `disabled` ones receive nothing.
+                 * @default enabled
+                 * @enum {unknown}
+                 */
+                status: "enabled" | "disabled";
+                /** @description Shown in this answer only (absent from a replayed one): keep it to verify deliveries. */
+                secret?: string;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+            };
+        };
         WebhookEndpointWithSecret: {
             webhook_endpoint: {
                 id: number;
@@ -380,7 +407,7 @@ export interface components {
                  */
                 status: "enabled" | "disabled";
                 /** @description Shown in this answer only: keep it to verify deliveries. */
-                secret?: string;
+                secret: string;
                 /** Format: date-time */
                 created_at: string;
                 /** Format: date-time */
@@ -435,13 +462,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Items per page, 1–1000 (default 100). */
-                limit?: string;
+                limit?: number;
                 /** @description Opaque: the next_cursor of the previous page, with the same filters. */
                 cursor?: string;
                 /** @description Only the generators of this store. */
-                store_id?: string;
+                store_id?: number;
             };
             header?: {
+                /** @description The ETag of an earlier 200 of this read: when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
                 /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
                 "X-Request-Id"?: string;
             };
@@ -488,7 +517,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description A query parameter of the wrong form, or one this operation does not take. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -501,8 +530,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -522,8 +549,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -543,8 +568,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -583,8 +606,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -621,8 +642,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -665,6 +684,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Sending id, account_id, created_at, updated_at answers 422 naming the field. */
                     code_generator: {
                         /**
                          * @description `tillgate`: random codes over 23456789ABCDEFGHJKLMNPQRSTUVWXYZ; `numeric`: random digits.
@@ -689,10 +709,6 @@ export interface operations {
                          * @enum {unknown}
                          */
                         status?: "active" | "inactive";
-                        id?: unknown;
-                        account_id?: unknown;
-                        created_at?: unknown;
-                        updated_at?: unknown;
                     };
                 };
             };
@@ -723,7 +739,7 @@ export interface operations {
                     "application/json": components["schemas"]["CodeGeneratorResponse"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape; an Idempotency-Key that is not 1–255 visible ASCII characters. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -736,8 +752,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -757,8 +771,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -778,15 +790,13 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Idempotency-Key already used with a different body; an inactive code generator; a code space too full to issue that many; an 11th webhook endpoint; a retry of a delivery to a disabled endpoint. */
+            /** @description The Idempotency-Key was already used with a different body: nothing was done. */
             409: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -799,8 +809,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -820,8 +828,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -841,8 +847,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -862,8 +866,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -902,8 +904,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -940,8 +940,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -973,12 +971,14 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The ETag of an earlier 200 of this read: when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
                 /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
                 "X-Request-Id"?: string;
             };
             path: {
                 /** @description A positive integer; anything else answers 400. */
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -1022,7 +1022,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description A path id that is not a positive integer. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -1035,8 +1035,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1056,8 +1054,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1077,8 +1073,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1098,8 +1092,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1138,8 +1130,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1176,8 +1166,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -1216,14 +1204,14 @@ export interface operations {
             };
             path: {
                 /** @description A positive integer; anything else answers 400. */
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Only status and description can change. */
+                    /** @description Only status and description can change. Sending generation_type, buffer_type, code_length, prefix, store_id, id, account_id, created_at, updated_at answers 422 naming the field. */
                     code_generator: {
                         /**
                          * @description `active` generators issue codes; `inactive` ones answer 409.
@@ -1231,15 +1219,6 @@ export interface operations {
                          */
                         status?: "active" | "inactive";
                         description?: string;
-                        generation_type?: unknown;
-                        buffer_type?: unknown;
-                        code_length?: unknown;
-                        prefix?: unknown;
-                        store_id?: unknown;
-                        id?: unknown;
-                        account_id?: unknown;
-                        created_at?: unknown;
-                        updated_at?: unknown;
                     };
                 };
             };
@@ -1266,7 +1245,7 @@ export interface operations {
                     "application/json": components["schemas"]["CodeGeneratorResponse"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape; a path id that is not a positive integer; an If-Match that is not entity tags. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -1279,8 +1258,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1300,8 +1277,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1321,8 +1296,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1342,8 +1315,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1363,8 +1334,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1384,8 +1353,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1405,8 +1372,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1426,8 +1391,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1466,8 +1429,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1504,8 +1465,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -1537,19 +1496,21 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Items per page, 1–1000 (default 100). */
-                limit?: string;
+                limit?: number;
                 /** @description Opaque: the next_cursor of the previous page, with the same filters. */
                 cursor?: string;
                 /** @description Only the redeemed codes (true) or only the others (false). */
-                redeemed?: string;
+                redeemed?: boolean;
             };
             header?: {
+                /** @description The ETag of an earlier 200 of this read: when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
                 /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
                 "X-Request-Id"?: string;
             };
             path: {
                 /** @description A positive integer; anything else answers 400. */
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -1593,7 +1554,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description A path id that is not a positive integer; a query parameter of the wrong form, or one this operation does not take. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -1606,8 +1567,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1627,8 +1586,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1648,8 +1605,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1669,8 +1624,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1709,8 +1662,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1747,8 +1698,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -1787,7 +1736,7 @@ export interface operations {
             };
             path: {
                 /** @description A positive integer; anything else answers 400. */
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -1823,7 +1772,7 @@ export interface operations {
                     "application/json": components["schemas"]["IssuedCodes"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape; a path id that is not a positive integer; an Idempotency-Key that is not 1–255 visible ASCII characters. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -1836,8 +1785,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1857,8 +1804,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1878,8 +1823,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1899,15 +1842,13 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Idempotency-Key already used with a different body; an inactive code generator; a code space too full to issue that many; an 11th webhook endpoint; a retry of a delivery to a disabled endpoint. */
+            /** @description The generator is inactive, or too close to exhausting its codes to issue that many (issue fewer, or use a longer code_length), or the Idempotency-Key was already used with a different body. Nothing was issued. */
             409: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -1920,8 +1861,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1941,8 +1880,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1962,8 +1899,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1983,8 +1918,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2023,8 +1956,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2061,8 +1992,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -2094,12 +2023,14 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The ETag of an earlier 200 of this read: when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
                 /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
                 "X-Request-Id"?: string;
             };
             path: {
                 /** @description The code generator id. */
-                id: string;
+                id: number;
                 /** @description A code as issued; letters in any case. Anything this generator did not issue answers 404. */
                 code: string;
             };
@@ -2145,7 +2076,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description A path id that is not a positive integer. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -2158,8 +2089,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2179,8 +2108,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2200,8 +2127,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2221,8 +2146,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2261,8 +2184,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2299,8 +2220,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -2332,11 +2251,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Items per page, 1–1000 (default 100). */
-                limit?: string;
+                limit?: number;
                 /** @description Opaque: the next_cursor of the previous page, with the same filters. */
                 cursor?: string;
             };
             header?: {
+                /** @description The ETag of an earlier 200 of this read: when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
                 /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
                 "X-Request-Id"?: string;
             };
@@ -2383,7 +2304,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description A query parameter of the wrong form, or one this operation does not take. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -2396,8 +2317,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2417,8 +2336,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2438,8 +2355,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2478,8 +2393,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2516,8 +2429,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -2549,12 +2460,14 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The ETag of an earlier 200 of this read: when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
                 /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
                 "X-Request-Id"?: string;
             };
             path: {
                 /** @description A positive integer; anything else answers 400. */
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2598,7 +2511,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description A path id that is not a positive integer. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -2611,8 +2524,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2632,8 +2543,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2653,8 +2562,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2674,8 +2581,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2714,8 +2619,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2752,8 +2655,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -2790,7 +2691,7 @@ export interface operations {
             };
             path: {
                 /** @description A positive integer; anything else answers 400. */
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2815,7 +2716,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description A path id that is not a positive integer. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -2828,8 +2729,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2849,8 +2748,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2870,8 +2767,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2891,8 +2786,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2931,8 +2824,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2969,8 +2860,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -3002,11 +2891,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Items per page, 1–1000 (default 100). */
-                limit?: string;
+                limit?: number;
                 /** @description Opaque: the next_cursor of the previous page, with the same filters. */
                 cursor?: string;
             };
             header?: {
+                /** @description The ETag of an earlier 200 of this read: when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
                 /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
                 "X-Request-Id"?: string;
             };
@@ -3053,7 +2944,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description A query parameter of the wrong form, or one this operation does not take. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -3066,8 +2957,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3087,8 +2976,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3108,8 +2995,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3148,8 +3033,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3186,8 +3069,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -3230,6 +3111,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Sending id, secret, created_at, updated_at answers 422 naming the field. */
                     webhook_endpoint: {
                         /** @description An https:// URL without user or password, whose host is not an IP literal of a loopback, private, link-local, unique-local, multicast or unspecified range (IPv4-mapped IPv6 included). The local stack accepts http:// and loopback too. */
                         url: string;
@@ -3248,16 +3130,12 @@ export interface operations {
                          * @enum {unknown}
                          */
                         status?: "enabled" | "disabled";
-                        id?: unknown;
-                        secret?: unknown;
-                        created_at?: unknown;
-                        updated_at?: unknown;
                     };
                 };
             };
         };
         responses: {
-            /** @description Created. The secret (whsec_ and the base64 of 32 random bytes) is shown here and in a rotation’s answer, never again. Webhook endpoints write no events. */
+            /** @description Created. The secret (whsec_ and the base64 of 32 random bytes) is shown here and in a rotation’s answer, never again; a replayed answer (Idempotent-Replayed: true) has none. Webhook endpoints write no events. */
             201: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -3279,10 +3157,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                    "application/json": components["schemas"]["WebhookEndpointCreated"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape; an Idempotency-Key that is not 1–255 visible ASCII characters. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -3295,8 +3173,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3316,8 +3192,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3337,15 +3211,13 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Idempotency-Key already used with a different body; an inactive code generator; a code space too full to issue that many; an 11th webhook endpoint; a retry of a delivery to a disabled endpoint. */
+            /** @description The account already has 10 webhook endpoints (delete one first), or the Idempotency-Key was already used with a different body. Nothing was created. */
             409: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -3358,8 +3230,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3379,8 +3249,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3400,8 +3268,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3421,8 +3287,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3461,8 +3325,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3499,8 +3361,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -3532,12 +3392,14 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The ETag of an earlier 200 of this read: when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
                 /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
                 "X-Request-Id"?: string;
             };
             path: {
                 /** @description A positive integer; anything else answers 400. */
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3581,7 +3443,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description A path id that is not a positive integer. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -3594,8 +3456,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3615,8 +3475,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3636,8 +3494,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3657,8 +3513,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3697,8 +3551,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3735,8 +3587,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -3773,7 +3623,7 @@ export interface operations {
             };
             path: {
                 /** @description A positive integer; anything else answers 400. */
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3798,7 +3648,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description A path id that is not a positive integer. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -3811,8 +3661,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3832,8 +3680,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3853,8 +3699,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3874,8 +3718,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3914,8 +3756,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3952,8 +3792,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -3992,14 +3830,14 @@ export interface operations {
             };
             path: {
                 /** @description A positive integer; anything else answers 400. */
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description url, event_types, description and status. Enabling an endpoint does not send it the events committed while it was disabled. */
+                    /** @description url, event_types, description and status. Enabling an endpoint does not send it the events committed while it was disabled. Sending id, secret, created_at, updated_at answers 422 naming the field. */
                     webhook_endpoint: {
                         /** @description An https:// URL without user or password, whose host is not an IP literal of a loopback, private, link-local, unique-local, multicast or unspecified range (IPv4-mapped IPv6 included). The local stack accepts http:// and loopback too. */
                         url?: string;
@@ -4011,10 +3849,6 @@ export interface operations {
                          * @enum {unknown}
                          */
                         status?: "enabled" | "disabled";
-                        id?: unknown;
-                        secret?: unknown;
-                        created_at?: unknown;
-                        updated_at?: unknown;
                     };
                 };
             };
@@ -4041,7 +3875,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointResponse"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape; a path id that is not a positive integer; an If-Match that is not entity tags. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -4054,8 +3888,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4075,8 +3907,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4096,8 +3926,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4117,8 +3945,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4138,8 +3964,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4159,8 +3983,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4180,8 +4002,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4201,8 +4021,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4241,8 +4059,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4279,8 +4095,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -4317,7 +4131,7 @@ export interface operations {
             };
             path: {
                 /** @description A positive integer; anything else answers 400. */
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -4349,7 +4163,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape; a path id that is not a positive integer. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -4362,8 +4176,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4383,8 +4195,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4404,8 +4214,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4425,8 +4233,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4446,8 +4252,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4467,8 +4271,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4488,8 +4290,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4528,8 +4328,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4566,8 +4364,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -4599,17 +4395,19 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Items per page, 1–1000 (default 100). */
-                limit?: string;
+                limit?: number;
                 /** @description Opaque: the next_cursor of the previous page, with the same filters. */
                 cursor?: string;
             };
             header?: {
+                /** @description The ETag of an earlier 200 of this read: when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
                 /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
                 "X-Request-Id"?: string;
             };
             path: {
                 /** @description A positive integer; anything else answers 400. */
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -4653,7 +4451,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description A path id that is not a positive integer; a query parameter of the wrong form, or one this operation does not take. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -4666,8 +4464,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4687,8 +4483,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4708,8 +4502,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4729,8 +4521,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4769,8 +4559,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4807,8 +4595,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -4845,9 +4631,9 @@ export interface operations {
             };
             path: {
                 /** @description The webhook endpoint id. */
-                id: string;
+                id: number;
                 /** @description The event id: webhook-id of its deliveries. */
-                event_id: string;
+                event_id: number;
             };
             cookie?: never;
         };
@@ -4879,7 +4665,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape; a path id or event_id that is not a positive integer. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -4892,8 +4678,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4913,8 +4697,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4934,8 +4716,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4955,15 +4735,13 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Idempotency-Key already used with a different body; an inactive code generator; a code space too full to issue that many; an 11th webhook endpoint; a retry of a delivery to a disabled endpoint. */
+            /** @description The endpoint is disabled: enable it (PATCH status "enabled") before retrying. Nothing was sent. */
             409: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -4976,8 +4754,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4997,8 +4773,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5018,8 +4792,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5039,8 +4811,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5079,8 +4849,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5117,8 +4885,6 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
-                    ETag?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;

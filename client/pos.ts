@@ -68,38 +68,238 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description display_messages: one per distinct code, message_id code_redeemed, message_content {code, code_generator_id, description, redeemed_at}; description may lag a change of the generator by up to a minute. */
+        /** @description One display message per distinct code, in the order listed. */
         RedeemedCodes: {
             transaction: {
                 errors: unknown[];
-                display_messages: components["schemas"]["DisplayMessage"][];
+                display_messages: components["schemas"]["CodeRedeemedMessage"][];
             };
         };
-        /** @description display_messages: one per distinct code, message_id code_valid, message_content {code, code_generator_id, description}. */
+        /** @description One display message per distinct code, in the order listed. */
         ValidatedCodes: {
             transaction: {
                 errors: unknown[];
-                display_messages: components["schemas"]["DisplayMessage"][];
+                display_messages: components["schemas"]["CodeValidMessage"][];
             };
         };
-        DisplayMessage: {
-            message: string;
-            message_id: string;
-            message_content: Record<string, never>;
-            priority: number;
-        };
+        /** @description The void first, then one code_released per code it gave back. */
         VoidResponse: {
             transaction: {
                 errors: unknown[];
-                display_messages: components["schemas"]["DisplayMessage"][];
+                display_messages: (components["schemas"]["TransactionVoidedMessage"] | components["schemas"]["CodeReleasedMessage"])[];
             };
+        };
+        /** @description One errors entry and one display message per failing code, plus transaction_voided and too_many_codes once each when they apply. */
+        RedemptionConflict: {
+            transaction: {
+                errors: {
+                    message: string;
+                }[];
+                display_messages: (components["schemas"]["CodeAlreadyRedeemedMessage"] | components["schemas"]["CodeGeneratorInactiveMessage"] | components["schemas"]["TransactionVoidedRefusalMessage"] | components["schemas"]["TooManyCodesMessage"])[];
+            };
+        };
+        /** @description Either the codes that failed (code_not_found for each code that is not an issued code of the account, the other failures named too), or validation_failed with one errors entry per problem. */
+        RedemptionRefused: {
+            transaction: {
+                errors: {
+                    message: string;
+                }[];
+                display_messages: (components["schemas"]["CodeNotFoundMessage"] | components["schemas"]["CodeAlreadyRedeemedMessage"] | components["schemas"]["CodeGeneratorInactiveMessage"] | components["schemas"]["TransactionVoidedRefusalMessage"] | components["schemas"]["TooManyCodesMessage"] | components["schemas"]["ErrorMessage"])[];
+            };
+        };
+        /** @description A code this transaction holds now. */
+        CodeRedeemedMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /** @constant */
+            message_id: "code_redeemed";
+            message_content: {
+                /** @description The code as issued. */
+                code: string;
+                code_generator_id: number;
+                /** @description The generator's description; it may lag a change by up to a minute. */
+                description: string;
+                /**
+                 * Format: date-time
+                 * @description When this transaction redeemed the code (a retry keeps the first).
+                 */
+                redeemed_at: string;
+            };
+            priority: number;
+        };
+        /** @description A code a redemption by this transaction would take now. */
+        CodeValidMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /** @constant */
+            message_id: "code_valid";
+            message_content: {
+                /** @description The code as issued. */
+                code: string;
+                code_generator_id: number;
+                description: string;
+            };
+            priority: number;
+        };
+        /** @description The void, first of its answer. */
+        TransactionVoidedMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "transaction_voided";
+            message_content: {
+                site_id: string;
+                pos_transaction_id: string;
+                /** @description The void's receipt_id, when it had one. */
+                receipt_id?: string;
+                /** @description The transaction.voided event. */
+                event_id: number;
+                /** Format: date-time */
+                voided_at: string;
+            };
+            priority: number;
+        };
+        /** @description A code the void gave back. */
+        CodeReleasedMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "code_released";
+            message_content: {
+                /** @description The code as issued. */
+                code: string;
+                code_generator_id: number;
+            };
+            priority: number;
+        };
+        /** @description No issued code of this account. */
+        CodeNotFoundMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "code_not_found";
+            message_content: {
+                /** @description The code as the till sent it. */
+                code: string;
+            };
+            priority: number;
+        };
+        /** @description Held by another transaction. */
+        CodeAlreadyRedeemedMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "code_already_redeemed";
+            message_content: {
+                /** @description The code as issued. */
+                code: string;
+                code_generator_id: number;
+            };
+            priority: number;
+        };
+        /** @description Its generator is inactive. */
+        CodeGeneratorInactiveMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "code_generator_inactive";
+            message_content: {
+                /** @description The code as issued. */
+                code: string;
+                code_generator_id: number;
+            };
+            priority: number;
+        };
+        /** @description This transaction was voided before: no code can be redeemed on it. */
+        TransactionVoidedRefusalMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "transaction_voided";
+            message_content: {
+                site_id: string;
+                pos_transaction_id: string;
+            };
+            priority: number;
+        };
+        /** @description The transaction would hold too many codes. */
+        TooManyCodesMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "too_many_codes";
+            message_content: {
+                /** @description Codes the transaction holds. */
+                held: number;
+                /** @description Codes this request would add. */
+                adding: number;
+                /** @description The most a transaction holds. */
+                limit: number;
+            };
+            priority: number;
+        };
+        /** @description Any other refusal or fault: message_id names it. */
+        ErrorMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "service_unavailable" | "internal_error" | "throttled" | "timeout" | "request_rejected" | "method_not_allowed";
+            message_content: {
+                /** @description Quote it to support. */
+                request_id: string;
+            };
+            priority: number;
+        };
+        /** @description This token is over its own rate limit (WAF's fixed answer). */
+        TokenRateLimitedMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "token_rate_limited";
+            message_content: Record<string, never>;
+            priority: number;
         };
         PosError: {
             transaction: {
                 errors: {
                     message: string;
                 }[];
-                display_messages: components["schemas"]["DisplayMessage"][];
+                display_messages: components["schemas"]["ErrorMessage"][];
+            };
+        };
+        PosThrottled: {
+            transaction: {
+                errors: {
+                    message: string;
+                }[];
+                display_messages: (components["schemas"]["ErrorMessage"] | components["schemas"]["TokenRateLimitedMessage"])[];
             };
         };
     };
@@ -162,7 +362,7 @@ export interface operations {
                     "application/json": components["schemas"]["VoidResponse"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -280,7 +480,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PosError"];
+                    "application/json": components["schemas"]["PosThrottled"];
                 };
             };
             /** @description A bug: a generic message with the request id. */
@@ -406,7 +606,7 @@ export interface operations {
                     "application/json": components["schemas"]["RedeemedCodes"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -471,7 +671,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PosError"];
+                    "application/json": components["schemas"]["RedemptionConflict"];
                 };
             };
             /** @description Body over 16384 bytes. */
@@ -522,7 +722,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PosError"];
+                    "application/json": components["schemas"]["RedemptionRefused"];
                 };
             };
             /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
@@ -541,7 +741,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PosError"];
+                    "application/json": components["schemas"]["PosThrottled"];
                 };
             };
             /** @description A bug: a generic message with the request id. */
@@ -667,7 +867,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidatedCodes"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -732,7 +932,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PosError"];
+                    "application/json": components["schemas"]["RedemptionConflict"];
                 };
             };
             /** @description Body over 16384 bytes. */
@@ -783,7 +983,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PosError"];
+                    "application/json": components["schemas"]["RedemptionRefused"];
                 };
             };
             /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
@@ -802,7 +1002,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PosError"];
+                    "application/json": components["schemas"]["PosThrottled"];
                 };
             };
             /** @description A bug: a generic message with the request id. */

@@ -30,8 +30,8 @@ describe('the one-space answer of a DELETE', () => {
     const [event] = await eventsOf(ctx.account.accountId);
     const { core } = client();
 
-    const deleted = await core.DELETE('/v1.0/events/{id}', { params: { path: { id: String(event!.id) } } });
-    const again = await core.DELETE('/v1.0/events/{id}', { params: { path: { id: String(event!.id) } } });
+    const deleted = await core.DELETE('/v1.0/events/{id}', { params: { path: { id: event!.id } } });
+    const again = await core.DELETE('/v1.0/events/{id}', { params: { path: { id: event!.id } } });
 
     expect(deleted).toMatchObject({ status: 200, data: undefined });
     expect(deleted.error).toBeUndefined();
@@ -46,7 +46,7 @@ describe('the one-space answer of a DELETE', () => {
       body: { webhook_endpoint: { url: 'https://hooks.example.com/tillgate', event_types: ['transaction.voided'] } },
     });
     if (created.status !== 201) throw new Error(`create: ${created.status}`);
-    const id = String(created.data.webhook_endpoint.id);
+    const id = created.data.webhook_endpoint.id;
 
     const deleted = await core.DELETE('/v1.0/webhook_endpoints/{id}', { params: { path: { id } } });
 
@@ -59,7 +59,7 @@ describe('the one-space answer of a DELETE', () => {
     const [event] = await eventsOf(ctx.account.accountId);
     const bare = createClient<CorePaths>({ baseUrl: ctx.api.urls.core, headers: { 'X-Auth-Token': ctx.account.token } });
 
-    await expect(bare.DELETE('/v1.0/events/{id}', { params: { path: { id: String(event!.id) } } })).rejects.toThrow(SyntaxError);
+    await expect(bare.DELETE('/v1.0/events/{id}', { params: { path: { id: event!.id } } })).rejects.toThrow(SyntaxError);
     expect(await eventsOf(ctx.account.accountId)).toEqual([]);
   });
 });
@@ -68,12 +68,12 @@ describe('304 Not Modified', () => {
   it('a GET with the current ETag in If-None-Match: status 304, neither data nor error; a stale tag gets the body', async () => {
     const { core } = client();
     const { id } = await newGenerator();
-    const path = { id: String(id) };
+    const path = { id: id };
     const first = await core.GET('/v1.0/codegen/{id}', { params: { path } });
     const etag = first.response.headers.get('etag')!;
 
-    const unchanged = await core.GET('/v1.0/codegen/{id}', { params: { path }, headers: { 'If-None-Match': etag } });
-    const stale = await core.GET('/v1.0/codegen/{id}', { params: { path }, headers: { 'If-None-Match': 'W/"00000000000000000000000000000000"' } });
+    const unchanged = await core.GET('/v1.0/codegen/{id}', { params: { path, header: { 'If-None-Match': etag } } });
+    const stale = await core.GET('/v1.0/codegen/{id}', { params: { path, header: { 'If-None-Match': 'W/"00000000000000000000000000000000"' } } });
 
     expect(unchanged.status).toBe(304);
     expect(unchanged.data).toBeUndefined();
@@ -124,7 +124,7 @@ describe('retries', () => {
     throttle('GetItem', 3);
 
     const result = await client({ send, retry: { sleep: async (ms) => void waits.push(ms) } }).core.GET('/v1.0/codegen/{id}', {
-      params: { path: { id: String(id) } },
+      params: { path: { id: id } },
     });
 
     expect(result.status).toBe(200);
@@ -220,7 +220,7 @@ describe('retries', () => {
     const core = await dropper(ctx.api.urls.core);
     try {
       const { core: office } = testClient({ ...ctx.api, urls: { ...ctx.api.urls, core: core.url } }, ctx.account.token);
-      const path = { id: String(id) };
+      const path = { id: id };
 
       core.drop(1);
       const keyed = await office.POST('/v1.0/codegen/{id}/codes', { params: { path, header: { 'Idempotency-Key': 'batch-1' } }, body: { count: 3 } });
@@ -244,10 +244,10 @@ describe('answers typed by status', () => {
     const { core } = client();
     const { id } = await newGenerator();
 
-    const missing = await core.GET('/v1.0/codegen/{id}', { params: { path: { id: String(id + 1_000_000) } } });
+    const missing = await core.GET('/v1.0/codegen/{id}', { params: { path: { id: id + 1_000_000 } } });
     const invalid = await core.POST('/v1.0/codegen', { body: { code_generator: { ...generatorBody.code_generator, code_length: 2 } } });
     const stale = await core.PATCH('/v1.0/codegen/{id}', {
-      params: { path: { id: String(id) }, header: { 'If-Match': 'W/"00000000000000000000000000000000"' } },
+      params: { path: { id: id }, header: { 'If-Match': 'W/"00000000000000000000000000000000"' } },
       body: { code_generator: { status: 'inactive' } },
     });
     const stranger = await testClient(ctx.api, 'tg_unknown').core.GET('/v1.0/events');
@@ -267,7 +267,7 @@ describe('answers typed by status', () => {
   it('pos: a 409 refusal carries the transaction with its errors and cashier messages', async () => {
     const { core, pos } = client();
     const { id } = await newGenerator();
-    const issued = await core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id: String(id) } }, body: { count: 1 } });
+    const issued = await core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id: id } }, body: { count: 1 } });
     if (issued.status !== 201) throw new Error(`issue: ${issued.status}`);
     const [code] = issued.data.codes;
     await pos.POST('/v2.0/redeemed_codes', { body: { transaction: { site_id: 'S-1', pos_transaction_id: 'P-1', codes: [code!] } } });

@@ -50,7 +50,7 @@ describe('createTillgate', () => {
   it('sends X-Auth-Token on both hosts, at their base URLs', async () => {
     const { tillgate, sent } = fakeService([json(200, generator), json(200, voided)]);
 
-    await tillgate.core.GET('/v1.0/codegen/{id}', { params: { path: { id: '1' } } });
+    await tillgate.core.GET('/v1.0/codegen/{id}', { params: { path: { id: 1 } } });
     await tillgate.pos.POST('/v2.0/voided_transactions', { body: voidBody });
 
     expect(sent.map(({ method, url, token }) => [method, url, token])).toEqual([
@@ -64,8 +64,8 @@ describe('createTillgate', () => {
       new Response(' ', { status: 200, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': '1', 'X-Request-Id': 'r1' } });
     const { tillgate } = fakeService([space(), space()]);
 
-    const event = await tillgate.core.DELETE('/v1.0/events/{id}', { params: { path: { id: '5' } } });
-    const endpoint = await tillgate.core.DELETE('/v1.0/webhook_endpoints/{id}', { params: { path: { id: '7' } } });
+    const event = await tillgate.core.DELETE('/v1.0/events/{id}', { params: { path: { id: 5 } } });
+    const endpoint = await tillgate.core.DELETE('/v1.0/webhook_endpoints/{id}', { params: { path: { id: 7 } } });
 
     for (const result of [event, endpoint]) {
       expect(result).toMatchObject({ status: 200, data: undefined });
@@ -77,7 +77,7 @@ describe('createTillgate', () => {
   it('answers a 304 as status 304 with neither data nor error', async () => {
     const { tillgate } = fakeService([new Response(null, { status: 304, headers: { ETag: 'W/"abc"' } })]);
 
-    const result = await tillgate.core.GET('/v1.0/codegen/{id}', { params: { path: { id: '1' } }, headers: { 'If-None-Match': 'W/"abc"' } });
+    const result = await tillgate.core.GET('/v1.0/codegen/{id}', { params: { path: { id: 1 }, header: { 'If-None-Match': 'W/"abc"' } } });
 
     expect(result.status).toBe(304);
     expect(result.data).toBeUndefined();
@@ -136,7 +136,7 @@ describe('createTillgate', () => {
       [
         'an issuance with an Idempotency-Key',
         (t: ReturnType<typeof fakeService>['tillgate']) =>
-          t.core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id: '1' }, header: { 'Idempotency-Key': 'b1' } }, body: { count: 1 } }),
+          t.core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id: 1 }, header: { 'Idempotency-Key': 'b1' } }, body: { count: 1 } }),
       ],
     ])('%s after a network failure, waiting 200 ms, then 400 ms', async (_, send) => {
       const { tillgate, sent, waits } = fakeService([dropped(), dropped(), json(200, voided)]);
@@ -159,19 +159,19 @@ describe('createTillgate', () => {
     it.each([
       [
         'a POST without Idempotency-Key',
-        (t: ReturnType<typeof fakeService>['tillgate']) => t.core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id: '1' } }, body: { count: 1 } }),
+        (t: ReturnType<typeof fakeService>['tillgate']) => t.core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id: 1 } }, body: { count: 1 } }),
       ],
       [
         'a rotation (no Idempotency-Key to honour, even if sent)',
         (t: ReturnType<typeof fakeService>['tillgate']) =>
-          t.core.POST('/v1.0/webhook_endpoints/{id}/rotate_secret', { params: { path: { id: '1' } }, headers: { 'Idempotency-Key': 'r1' }, body: {} }),
+          t.core.POST('/v1.0/webhook_endpoints/{id}/rotate_secret', { params: { path: { id: 1 } }, headers: { 'Idempotency-Key': 'r1' }, body: {} }),
       ],
       [
         'a PATCH',
         (t: ReturnType<typeof fakeService>['tillgate']) =>
-          t.core.PATCH('/v1.0/codegen/{id}', { params: { path: { id: '1' } }, body: { code_generator: { status: 'inactive' } } }),
+          t.core.PATCH('/v1.0/codegen/{id}', { params: { path: { id: 1 } }, body: { code_generator: { status: 'inactive' } } }),
       ],
-      ['a DELETE', (t: ReturnType<typeof fakeService>['tillgate']) => t.core.DELETE('/v1.0/events/{id}', { params: { path: { id: '1' } } })],
+      ['a DELETE', (t: ReturnType<typeof fakeService>['tillgate']) => t.core.DELETE('/v1.0/events/{id}', { params: { path: { id: 1 } } })],
     ])('never %s, which could do its work twice: not after a network failure, not on a 503', async (_, send) => {
       const failure = fakeService([dropped()]);
       await expect(send(failure.tillgate)).rejects.toThrow('fetch failed');
