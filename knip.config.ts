@@ -26,7 +26,16 @@ const config: KnipConfig = {
     // The typed client is a library for integrators: its exports are its API, used or not here.
     'client/index.ts',
   ],
-  project: ['functions/**/*.ts', 'infra/**/*.ts', 'local/**/*.ts', 'openapi/**/*.ts', 'client/**/*.ts', 'scripts/**/*.{ts,mjs}', 'test/**/*.ts'],
+  project: [
+    'functions/**/*.ts',
+    'infra/**/*.ts',
+    'local/**/*.ts',
+    'openapi/**/*.ts',
+    'client/**/*.ts',
+    'examples/**/*.ts',
+    'scripts/**/*.{ts,mjs}',
+    'test/**/*.ts',
+  ],
   // Written by `npm run schemas`; checked against their sources by test/unit/http/validation.test.ts. The client's
   // types, written by `npm run openapi` (openapi-typescript's whole output, its unused exports too); checked by
   // test/unit/client/types.test.ts.

@@ -17,7 +17,7 @@ if (unknown.length > 0) {
 
 const steps = [
   ['biome', ['check', '--error-on-warnings', ...(fix ? ['--write'] : []), '.']],
-  ['depcruise', ['functions', 'infra', 'local', 'openapi', 'client', 'scripts', 'test', 'vitest.config.ts', 'knip.config.ts']],
+  ['depcruise', ['functions', 'infra', 'local', 'openapi', 'client', 'examples', 'scripts', 'test', 'vitest.config.ts', 'knip.config.ts']],
   ['knip', ['--no-progress']],
 ];
 

@@ -9,7 +9,7 @@ import { checkAgainstOpenApi, recordExample } from './openapi.ts';
  * included, is checked against the OpenAPI document and recorded as an example, exactly as
  * `call()` (./http.ts) does for raw requests.
  */
-function checkedFetch(api: LocalApi, send: (request: Request) => Promise<Response> = (request) => fetch(request)) {
+export function checkedFetch(api: LocalApi, send: (request: Request) => Promise<Response> = (request) => fetch(request)) {
   const hostOf = (url: URL) => (Object.keys(api.urls) as HostId[]).find((host) => new URL(api.urls[host]).origin === url.origin);
   return async (request: Request): Promise<Response> => {
     const url = new URL(request.url);

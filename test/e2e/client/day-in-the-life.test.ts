@@ -1,0 +1,98 @@
+import '../../support/webhooks/env.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueToken } from '../../../functions/http/tokens.ts';
+import type { LocalWebhooks } from '../../../local/webhooks.ts';
+import { dayInTheLife } from '../../../examples/day-in-the-life.ts';
+import { readmeExample } from '../../../examples/readme.ts';
+import { newAccount } from '../../support/accounts.ts';
+import { checkedFetch } from '../../support/client.ts';
+import { RFC3339_MILLIS_UTC } from '../../support/http.ts';
+import { useLocalApi } from '../../support/local-api.ts';
+import { startTestWebhooks } from '../../support/local-webhooks.ts';
+import { eventsOf } from '../../support/records.ts';
+import { startReceiver, type Receiver } from '../../support/webhooks/receiver.ts';
+
+/**
+ * examples/day-in-the-life.ts, the README's day written against the typed client alone, run against
+ * the local API with the webhook pipeline and a verifying receiver; every answer is checked against
+ * the OpenAPI documents on the way (test/support/client.ts).
+ */
+const ctx = useLocalApi();
+let webhooks: LocalWebhooks;
+let receiver: Receiver;
+beforeAll(async () => {
+  webhooks = await startTestWebhooks();
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await webhooks?.close();
+  await receiver?.close();
+});
+
+describe('examples/day-in-the-life.ts', () => {
+  it("runs the README's day end to end through the typed client", async () => {
+    const { token: till } = await issueToken(ctx.account.accountId, 'Till 3', 'pos');
+    const other = await newAccount();
+    const path = `/hooks/day-${process.pid}`;
+
+    const day = await dayInTheLife(ctx.api.urls, ctx.account.token, {
+      till,
+      otherAccount: other.token,
+      webhook: { url: `${receiver.url}${path}`, secret: (secret) => receiver.secrets(path, [secret]) },
+      fetch: checkedFetch(ctx.api),
+      deliveries: { everyMs: 100, forMs: 30_000 },
+    });
+
+    expect(day.codes).toHaveLength(5);
+    expect(day.code).toMatch(/^WIN-[23456789ABCDEFGHJKLMNPQRSTUVWXYZ]{8}$/);
+    expect(day.redeemedAt).toMatch(RFC3339_MILLIS_UTC);
+    expect(day.voided.voidedAt).toMatch(RFC3339_MILLIS_UTC);
+    expect(day.transcript).toEqual([
+      'create the generator: 201',
+      'issue 5 codes: 201',
+      'issue again, same key: 201',
+      'register a webhook endpoint: 201',
+      'look the code up: 200',
+      'the till asks for codes: 403',
+      'check the code: 200',
+      'redeem it in sale 1234: 200',
+      'redeem it in sale 1240: 409',
+      'list the redeemed codes: 200',
+      'read the generator: 200',
+      'deactivate it with If-Match: 200',
+      'the same If-Match again: 412',
+      'issue from the inactive generator: 409',
+      'void sale 1234: 200',
+      'void it again: 200',
+      'look the code up again: 200',
+      'redeem it in the voided sale: 409',
+      'list the deliveries: 200',
+      'the first page of the feed: 200',
+      'the second page: 200',
+      ...day.acknowledged.map((id) => `acknowledge event ${id}: 200`),
+      'the feed, at the end: 200',
+      'acknowledge the first event again: 404',
+      'another account reads the generator: 404',
+      'another account looks the code up: 404',
+      'another account lists its generators: 200',
+      'a code length out of range: 422',
+      'a void without a valid token: 401',
+    ]);
+    // Every state change of the day was an event, acknowledged: created, issued, redeemed, updated, voided, released.
+    expect(day.acknowledged).toHaveLength(6);
+    expect(day.acknowledged).toContain(day.voided.eventId);
+    expect(await eventsOf(ctx.account.accountId)).toEqual([]);
+    // The receiver got the void and the release, each verified with the endpoint's secret.
+    expect(day.endpoint?.deliveries.map(({ event_type, status }) => `${event_type} ${status}`).sort()).toEqual([
+      'codes.released succeeded',
+      'transaction.voided succeeded',
+    ]);
+    const received = receiver.on(path);
+    expect(received.map((delivery) => delivery.json.type).sort()).toEqual(['codes.released', 'transaction.voided']);
+    expect(received.every((delivery) => delivery.verifiedWith.length === 1)).toBe(true);
+  }, 60_000);
+
+  it("runs the README's few lines of it", async () => {
+    await expect(readmeExample(ctx.api.urls.core, ctx.api.urls.pos, ctx.account.token)).resolves.toBeUndefined();
+  });
+});
