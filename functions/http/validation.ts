@@ -121,6 +121,16 @@ function fieldKey(error: ErrorObject): string {
     .replace(/~0/g, '~');
 }
 
+/** A JSON Schema type as an error message names it, with its article. */
+const TYPE_NAMES: Readonly<Record<string, string>> = {
+  integer: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  array: 'an array',
+  object: 'an object',
+};
+
 function describe(error: ErrorObject, where: Where): string {
   const schema = (error.parentSchema ?? {}) as Record<string, any>;
   switch (error.keyword) {
@@ -131,7 +141,13 @@ function describe(error: ErrorObject, where: Where): string {
     case 'not':
       return schema['x-message'] ?? 'is not allowed';
     case 'type':
-      return schema.type === 'integer' ? 'must be an integer' : `must be a ${schema.type}`;
+      return `must be ${TYPE_NAMES[schema.type as string] ?? `of type ${schema.type}`}`;
+    case 'minItems':
+      return schema.minItems === 1 ? 'must list at least one value' : `must list at least ${schema.minItems} values`;
+    case 'maxItems':
+      return `must list at most ${schema.maxItems} values`;
+    case 'uniqueItems':
+      return 'must not list the same value twice';
     case 'minLength':
       return schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters`;
     case 'maxLength':
