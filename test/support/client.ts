@@ -2,6 +2,9 @@ import { expect } from 'vitest';
 import type { HostId } from '../../functions/routes.ts';
 import type { LocalApi } from '../../local/server.ts';
 import { createTillgate, type RetryOptions, type Tillgate } from '../../client/index.ts';
+import type { operations as CoreOperations } from '../../client/core.ts';
+import type { operations as PosOperations } from '../../client/pos.ts';
+import type { HttpResponse } from './http.ts';
 import { checkAgainstOpenApi, recordExample } from './openapi.ts';
 
 /**
@@ -44,4 +47,53 @@ export function testClient(api: LocalApi, token: string, options: TestClientOpti
     fetch: checkedFetch(api, options.send),
     retry: { sleep: async () => undefined, ...options.retry },
   });
+}
+
+type JsonBody<Operation> = Operation extends { requestBody?: { content: { 'application/json': infer Body } } } ? Body : never;
+/** The JSON body of a core operation's request, as the documents type it. */
+export type CoreBody<Id extends keyof CoreOperations> = JsonBody<CoreOperations[Id]>;
+/** The JSON body of a pos operation's request. */
+export type PosBody<Id extends keyof PosOperations> = JsonBody<PosOperations[Id]>;
+/** The query parameters of a core operation. */
+export type CoreQuery<Id extends keyof CoreOperations> = NonNullable<CoreOperations[Id]['parameters']['query']>;
+
+/** A typed answer of the client, and the response as `call()` gives it (what was received, before the client's middleware). */
+export interface ClientResponse<A> extends HttpResponse {
+  readonly answer: A;
+}
+
+/**
+ * One request through the typed client, for the tests' helpers that send valid requests: the
+ * request is typed by the documents, the response checked against them, and the result is what
+ * `call()` returns (status, headers and the body's text as received, its JSON) with the typed
+ * `answer` beside it. No retry, as `call()`. Requests a client would not send (malformed,
+ * hostile) go through `call()`.
+ */
+export async function send<A extends { status: number; response: Response }>(
+  api: LocalApi,
+  token: string,
+  request: (tillgate: Tillgate) => Promise<A>,
+): Promise<ClientResponse<A>> {
+  let received: { status: number; headers: Headers; text: string } | undefined;
+  const checked = checkedFetch(api);
+  const tillgate = createTillgate({
+    coreUrl: api.urls.core,
+    posUrl: api.urls.pos,
+    token,
+    fetch: async (outgoing) => {
+      const response = await checked(outgoing);
+      received = { status: response.status, headers: response.headers, text: await response.clone().text() };
+      return response;
+    },
+    retry: { retries: 0 },
+  });
+  const answer = await request(tillgate);
+  if (!received) throw new Error('the client sent nothing');
+  let json: unknown;
+  try {
+    json = JSON.parse(received.text);
+  } catch {
+    json = undefined;
+  }
+  return { ...received, json, answer };
 }

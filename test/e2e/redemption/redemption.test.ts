@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { newAccount } from '../../support/accounts.ts';
 import { winterPromotion } from '../../support/fixtures.ts';
 import { call, RFC3339_MILLIS_UTC, UUID, type HttpResponse } from '../../support/http.ts';
+import { send, type CoreBody, type CoreQuery, type PosBody } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { codeItemsOf, eventsOf, posTransactionsOf } from '../../support/records.ts';
 
@@ -14,26 +15,35 @@ const ctx = useLocalApi();
 
 const sale = { site_id: 'S-0042', pos_transaction_id: 'T-1001', register_id: 'R1', occurred_at: '2026-11-21T14:03:00Z' };
 
-async function newGenerator(fields: Record<string, unknown> = {}, token = ctx.account.token) {
-  const response = await call(ctx.api, 'core', 'POST', '/v1.0/codegen', { token, body: { code_generator: { ...winterPromotion, ...fields } } });
+type Transaction<Id extends 'redeemCodes' | 'validateCodes' | 'voidTransaction'> = PosBody<Id>['transaction'];
+
+async function newGenerator(fields: Partial<CoreBody<'createCodeGenerator'>['code_generator']> = {}, token = ctx.account.token) {
+  const response = await send(ctx.api, token, ({ core }) => core.POST('/v1.0/codegen', { body: { code_generator: { ...winterPromotion, ...fields } } }));
   expect(response.status, response.text).toBe(201);
   return response.json.code_generator as { id: number; description: string };
 }
 async function issue(id: number, count: number, token = ctx.account.token): Promise<string[]> {
-  const response = await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${id}/codes`, { token, body: { count } });
+  const response = await send(ctx.api, token, ({ core }) => core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id } }, body: { count } }));
   expect(response.status, response.text).toBe(201);
   return response.json.codes;
 }
-const redeem = (transaction: Record<string, unknown>, token = ctx.account.token) =>
+const redeem = (transaction: Transaction<'redeemCodes'>, token = ctx.account.token) =>
+  send(ctx.api, token, ({ pos }) => pos.POST('/v2.0/redeemed_codes', { body: { transaction } }));
+/** A redemption no client would send (a missing or mistyped field): raw. */
+const redeemRaw = (transaction: Record<string, unknown>, token = ctx.account.token) =>
   call(ctx.api, 'pos', 'POST', '/v2.0/redeemed_codes', { token, body: { transaction } });
-const check = (transaction: Record<string, unknown>, token = ctx.account.token) =>
-  call(ctx.api, 'pos', 'POST', '/v2.0/validated_codes', { token, body: { transaction } });
-const voidSale = (transaction: Record<string, unknown>, token = ctx.account.token) =>
-  call(ctx.api, 'pos', 'POST', '/v2.0/voided_transactions', { token, body: { transaction } });
-const lookUp = (id: number, code: string) => call(ctx.api, 'core', 'GET', `/v1.0/codegen/${id}/codes/${code}`, { token: ctx.account.token });
-const list = (id: number, query = '', token = ctx.account.token) => call(ctx.api, 'core', 'GET', `/v1.0/codegen/${id}/codes${query}`, { token });
-const setStatus = async (id: number, status: string) => {
-  const response = await call(ctx.api, 'core', 'PATCH', `/v1.0/codegen/${id}`, { token: ctx.account.token, body: { code_generator: { status } } });
+const check = (transaction: Transaction<'validateCodes'>, token = ctx.account.token) =>
+  send(ctx.api, token, ({ pos }) => pos.POST('/v2.0/validated_codes', { body: { transaction } }));
+const voidSale = (transaction: Transaction<'voidTransaction'>, token = ctx.account.token) =>
+  send(ctx.api, token, ({ pos }) => pos.POST('/v2.0/voided_transactions', { body: { transaction } }));
+const lookUp = (id: number, code: string) =>
+  send(ctx.api, ctx.account.token, ({ core }) => core.GET('/v1.0/codegen/{id}/codes/{code}', { params: { path: { id, code } } }));
+const list = (id: number, query: CoreQuery<'listCodes'> = {}, token = ctx.account.token) =>
+  send(ctx.api, token, ({ core }) => core.GET('/v1.0/codegen/{id}/codes', { params: { path: { id }, query } }));
+const setStatus = async (id: number, status: 'active' | 'inactive') => {
+  const response = await send(ctx.api, ctx.account.token, ({ core }) =>
+    core.PATCH('/v1.0/codegen/{id}', { params: { path: { id } }, body: { code_generator: { status } } }),
+  );
   expect(response.status, response.text).toBe(200);
 };
 
@@ -248,7 +258,7 @@ describe('POST /v2.0/redeemed_codes', () => {
     ['a string', { codes: 'WIN-1' }, 'transaction.codes must be a list of 1 to 10 codes, each a string of 1 to 64 characters'],
   ])('422 naming transaction.codes for %s', async (_, extra, message) => {
     const before = await snapshot();
-    const response = await redeem({ ...sale, ...extra });
+    const response = await redeemRaw({ ...sale, ...extra });
     expect(response.status).toBe(422);
     expect(response.json.transaction.errors).toEqual([{ message }]);
     expect(response.json.transaction.display_messages).toHaveLength(1);
@@ -259,13 +269,13 @@ describe('POST /v2.0/redeemed_codes', () => {
   it('422 for the void fields as a void checks them; unknown keys and nulls are ignored', async () => {
     const generator = await newGenerator();
     const [a] = await issue(generator.id, 1);
-    const response = await redeem({ pos_transaction_id: 'T-1', business_date: '2026-02-30', codes: [a!] });
+    const response = await redeemRaw({ pos_transaction_id: 'T-1', business_date: '2026-02-30', codes: [a!] });
     expect(response.status).toBe(422);
     expect(response.json.transaction.errors).toEqual([
       { message: 'transaction.site_id is required' },
       { message: 'transaction.business_date must be a date that exists: 2026-02-30 is not a day of the calendar' },
     ]);
-    const lenient = await redeem({ ...sale, till_id: null, loyalty_card: '42', codes: [a!] });
+    const lenient = await redeemRaw({ ...sale, till_id: null, loyalty_card: '42', codes: [a!] });
     expect(lenient.status, lenient.text).toBe(200);
   });
 
@@ -435,9 +445,9 @@ describe('GET /v1.0/codegen/{id}/codes', () => {
     await redeem({ ...sale, codes: [codes[2]!] });
 
     const seen: any[] = [];
-    let path = '?limit=3';
+    let query: CoreQuery<'listCodes'> = { limit: 3 };
     for (let page = 0; page < 5; page++) {
-      const response = await list(generator.id, path);
+      const response = await list(generator.id, query);
       expect(response.status, response.text).toBe(200);
       expect(response.headers.get('etag')).toMatch(/^W\//);
       seen.push(...response.json.codes);
@@ -446,7 +456,7 @@ describe('GET /v1.0/codegen/{id}/codes', () => {
         break;
       }
       expect(response.json.codes).toHaveLength(3);
-      path = `?limit=3&cursor=${response.json.next_cursor}`;
+      query = { limit: 3, cursor: response.json.next_cursor };
     }
     expect(seen.map((c) => c.code)).toEqual(codes);
     expect(seen[2]).toMatchObject({
@@ -472,15 +482,15 @@ describe('GET /v1.0/codegen/{id}/codes', () => {
     await redeem({ ...sale, codes: [codes[1]!, codes[3]!] });
 
     const only = async (redeemedFilter: boolean) =>
-      ((await list(generator.id, `?redeemed=${redeemedFilter}`)).json.codes as { code: string }[]).map((c) => c.code);
+      ((await list(generator.id, { redeemed: redeemedFilter })).json.codes as { code: string }[]).map((c) => c.code);
     expect(await only(true)).toEqual([codes[1], codes[3]]);
     expect(await only(false)).toEqual([codes[0], codes[2], codes[4]]);
-    const page = await list(generator.id, '?redeemed=false&limit=2');
+    const page = await list(generator.id, { redeemed: false, limit: 2 });
     expect(page.json.next_cursor).toEqual(expect.any(String));
-    const next = await list(generator.id, `?redeemed=false&limit=2&cursor=${page.json.next_cursor}`);
+    const next = await list(generator.id, { redeemed: false, limit: 2, cursor: page.json.next_cursor });
     expect(next.json).toEqual({ codes: [expect.objectContaining({ code: codes[4] })], next_cursor: null });
     // A cursor is bound to its filter.
-    const foreign = await list(generator.id, `?redeemed=true&cursor=${page.json.next_cursor}`);
+    const foreign = await list(generator.id, { redeemed: true, cursor: page.json.next_cursor });
     expect(foreign.status).toBe(400);
     expect(foreign.json).toEqual({ errors: [{ message: 'cursor belongs to another account or to other filters', field: 'cursor' }] });
 
@@ -495,8 +505,7 @@ describe('GET /v1.0/codegen/{id}/codes', () => {
     expect(empty.json).toEqual({ codes: [], next_cursor: null });
     const codes = await issue(generator.id, 250);
     const all: string[] = [];
-    const path = '?limit=1000';
-    const response = await list(generator.id, path);
+    const response = await list(generator.id, { limit: 1000 });
     all.push(...response.json.codes.map((c: { code: string }) => c.code));
     expect(all).toEqual([...codes].sort());
   });
@@ -518,12 +527,14 @@ describe('GET /v1.0/codegen/{id}/codes', () => {
   it("400 for a bad redeemed value or an unknown parameter, 404 for another account's generator", async () => {
     const generator = await newGenerator();
     await issue(generator.id, 1);
-    const bad = await list(generator.id, '?redeemed=yes');
+    const bad = await call(ctx.api, 'core', 'GET', `/v1.0/codegen/${generator.id}/codes?redeemed=yes`, { token: ctx.account.token });
     expect(bad.status).toBe(400);
     expect(bad.json).toEqual({ errors: [{ message: 'redeemed must be true or false', field: 'redeemed' }] });
-    expect((await list(generator.id, '?state=redeemed')).json).toEqual({ errors: [{ message: 'state is not a known query parameter', field: 'state' }] });
+    expect((await call(ctx.api, 'core', 'GET', `/v1.0/codegen/${generator.id}/codes?state=redeemed`, { token: ctx.account.token })).json).toEqual({
+      errors: [{ message: 'state is not a known query parameter', field: 'state' }],
+    });
     const intruder = await newAccount();
-    const foreign = await list(generator.id, '', intruder.token);
+    const foreign = await list(generator.id, {}, intruder.token);
     expect(foreign.status).toBe(404);
     expect(foreign.json).toEqual({ errors: [{ message: `Code generator ${generator.id} not found` }] });
     expect((await list(generator.id + 1_000_000)).status).toBe(404);
