@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newAccount } from '../../support/accounts.ts';
 import { call, UUID } from '../../support/http.ts';
+import { send, type PosBody } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { eventsOf, voidsOf } from '../../support/records.ts';
 
@@ -21,12 +22,16 @@ const transaction = {
 
 const ctx = useLocalApi();
 
+/** A void as a till sends it, through the typed client. */
+const voidSale = (voided: PosBody<'voidTransaction'>['transaction'], token = ctx.account.token) =>
+  send(ctx.api, token, ({ pos }) => pos.POST('/v2.0/voided_transactions', { body: { transaction: voided } }));
+/** A body no client would send (unknown keys, nulls, malformed, mistyped): raw. */
 const voidIt = (body: unknown, options: { token?: string; headers?: Record<string, string> } = {}) =>
   call(ctx.api, 'pos', 'POST', '/v2.0/voided_transactions', { token: options.token ?? ctx.account.token, body, headers: options.headers });
 
 describe('POST /v2.0/voided_transactions', () => {
   it('voids: 200, no errors, one display message for the cashier, one void and one event', async () => {
-    const response = await voidIt({ transaction });
+    const response = await voidSale(transaction);
 
     expect(response.status).toBe(200);
     const [event] = await eventsOf(ctx.account.accountId);
@@ -56,15 +61,15 @@ describe('POST /v2.0/voided_transactions', () => {
   });
 
   it('sends the pos host headers', async () => {
-    const response = await voidIt({ transaction });
+    const response = await voidSale(transaction);
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.headers.get('x-request-id')).toMatch(UUID);
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
   it('answers a repeat with the first body and writes nothing, whatever else the retry carries', async () => {
-    const first = await voidIt({ transaction });
-    const retry = await voidIt({ transaction: { ...transaction, posagent_version: '6.0.0', receipt_id: 'other' } });
+    const first = await voidSale(transaction);
+    const retry = await voidSale({ ...transaction, posagent_version: '6.0.0', receipt_id: 'other' });
 
     expect(retry.status).toBe(200);
     expect(retry.text).toBe(first.text);
@@ -74,7 +79,7 @@ describe('POST /v2.0/voided_transactions', () => {
   });
 
   it('records exactly one void and one event when 20 identical voids arrive at once', async () => {
-    const responses = await Promise.all(Array.from({ length: 20 }, () => voidIt({ transaction })));
+    const responses = await Promise.all(Array.from({ length: 20 }, () => voidSale(transaction)));
 
     expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(new Set(responses.map((r) => r.text)).size).toBe(1);
@@ -84,10 +89,10 @@ describe('POST /v2.0/voided_transactions', () => {
 
   it('keeps voids apart by account, site and transaction id', async () => {
     const other = await newAccount();
-    await voidIt({ transaction });
-    await voidIt({ transaction: { ...transaction, site_id: 'S-0043' } });
-    await voidIt({ transaction: { ...transaction, pos_transaction_id: '1235' } });
-    await voidIt({ transaction }, { token: other.token });
+    await voidSale(transaction);
+    await voidSale({ ...transaction, site_id: 'S-0043' });
+    await voidSale({ ...transaction, pos_transaction_id: '1235' });
+    await voidSale(transaction, other.token);
 
     expect(await voidsOf(ctx.account.accountId)).toHaveLength(3);
     expect(await voidsOf(other.accountId)).toHaveLength(1);
