@@ -4,6 +4,7 @@ import { documents } from '../../../functions/runtime/clients.ts';
 import { tableName } from '../../../functions/runtime/config.ts';
 import { newAccount } from '../../support/accounts.ts';
 import { call } from '../../support/http.ts';
+import { send } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { eventsOf } from '../../support/records.ts';
 
@@ -14,18 +15,20 @@ const ctx = useLocalApi();
 
 /** Each test starts with an account that has one event: its generator's creation. */
 beforeEach(async () => {
-  const created = await call(ctx.api, 'core', 'POST', '/v1.0/codegen', {
-    token: ctx.account.token,
-    body: { code_generator: { generation_type: 'tillgate', code_length: 8, store_id: 1 } },
-  });
+  const created = await send(ctx.api, ctx.account.token, ({ core }) =>
+    core.POST('/v1.0/codegen', { body: { code_generator: { generation_type: 'tillgate', code_length: 8, store_id: 1 } } }),
+  );
   generatorId = created.json.code_generator.id;
   const [first] = await eventsOf(ctx.account.accountId);
   eventId = first!.id;
 });
 
-const get = (id: number | string, token = ctx.account.token, headers: Record<string, string> = {}) =>
-  call(ctx.api, 'core', 'GET', `/v1.0/events/${id}`, { token, headers });
-const remove = (id: number | string, token = ctx.account.token) => call(ctx.api, 'core', 'DELETE', `/v1.0/events/${id}`, { token });
+const get = (id: number, token = ctx.account.token, headers: { 'If-None-Match'?: string } = {}) =>
+  send(ctx.api, token, ({ core }) => core.GET('/v1.0/events/{id}', { params: { path: { id }, header: headers } }));
+const remove = (id: number, token = ctx.account.token) => send(ctx.api, token, ({ core }) => core.DELETE('/v1.0/events/{id}', { params: { path: { id } } }));
+/** An id no client would send (not a positive integer): raw. */
+const getRaw = (id: string) => call(ctx.api, 'core', 'GET', `/v1.0/events/${id}`, { token: ctx.account.token });
+const removeRaw = (id: string) => call(ctx.api, 'core', 'DELETE', `/v1.0/events/${id}`, { token: ctx.account.token });
 
 describe('GET /v1.0/events/{id}', () => {
   it('returns the event: 200 with id, type, resource_id and created_at', async () => {
@@ -66,7 +69,7 @@ describe('GET /v1.0/events/{id}', () => {
   });
 
   it.each(['abc', '0', '-1', '1.5', '1e3', '99999999999999999999', '%20'])('400 for id "%s"', async (id) => {
-    const response = await get(id);
+    const response = await getRaw(id);
     expect(response.status).toBe(400);
     expect(response.json).toEqual({ errors: [{ message: 'id must be a positive integer of at most 9007199254740991 (2^53 - 1)', field: 'id' }] });
   });
@@ -145,7 +148,7 @@ describe('DELETE /v1.0/events/{id}', () => {
   });
 
   it('400 for an id that is not a positive integer, 401 without a token', async () => {
-    expect((await remove('x')).status).toBe(400);
+    expect((await removeRaw('x')).status).toBe(400);
     expect((await call(ctx.api, 'core', 'DELETE', `/v1.0/events/${eventId}`)).status).toBe(401);
     expect(await eventsOf(ctx.account.accountId)).toHaveLength(1);
   });

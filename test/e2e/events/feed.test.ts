@@ -4,6 +4,7 @@ import { documents } from '../../../functions/runtime/clients.ts';
 import { tableName } from '../../../functions/runtime/config.ts';
 import { newAccount } from '../../support/accounts.ts';
 import { call, RFC3339_MILLIS_UTC, UUID, type HttpResponse } from '../../support/http.ts';
+import { send, type CoreQuery } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { eventsOf } from '../../support/records.ts';
 
@@ -18,15 +19,17 @@ interface FeedEvent {
 }
 
 const READ_CACHE = 'max-age=0, private, must-revalidate';
-const feed = (query = '', token = ctx.account.token, headers: Record<string, string> = {}) =>
-  call(ctx.api, 'core', 'GET', `/v1.0/events${query}`, { token, headers });
-const acknowledge = (id: number, token = ctx.account.token) => call(ctx.api, 'core', 'DELETE', `/v1.0/events/${id}`, { token });
+const feed = (query: CoreQuery<'listEvents'> = {}, token = ctx.account.token, headers: { 'If-None-Match'?: string } = {}) =>
+  send(ctx.api, token, ({ core }) => core.GET('/v1.0/events', { params: { query, header: headers } }));
+/** A query no client would send (out of range, mistyped, unknown, repeated): raw. */
+const feedRaw = (query: string) => call(ctx.api, 'core', 'GET', `/v1.0/events${query}`, { token: ctx.account.token });
+const acknowledge = (id: number, token = ctx.account.token) =>
+  send(ctx.api, token, ({ core }) => core.DELETE('/v1.0/events/{id}', { params: { path: { id } } }));
 
 const createGenerator = async (storeId = 1, token = ctx.account.token) => {
-  const response = await call(ctx.api, 'core', 'POST', '/v1.0/codegen', {
-    token,
-    body: { code_generator: { generation_type: 'tillgate', code_length: 8, store_id: storeId } },
-  });
+  const response = await send(ctx.api, token, ({ core }) =>
+    core.POST('/v1.0/codegen', { body: { code_generator: { generation_type: 'tillgate', code_length: 8, store_id: storeId } } }),
+  );
   expect(response.status, response.text).toBe(201);
   return response.json.code_generator.id as number;
 };
@@ -39,7 +42,7 @@ async function drainPages(limit: number, token = ctx.account.token) {
   const pages: HttpResponse[] = [];
   let cursor: string | null = null;
   do {
-    const page = await feed(`?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, token);
+    const page = await feed({ limit, ...(cursor ? { cursor } : {}) }, token);
     expect(page.status, page.text).toBe(200);
     pages.push(page);
     cursor = page.json.next_cursor;
@@ -62,17 +65,17 @@ describe('GET /v1.0/events', () => {
 
   it('lists the events of creates, voids, patches and issuances, each as GET /v1.0/events/{id} shows it', async () => {
     const generatorId = await createGenerator();
-    const voided = await call(ctx.api, 'pos', 'POST', '/v2.0/voided_transactions', {
-      token: ctx.account.token,
-      body: { transaction: { site_id: 'S-7', pos_transaction_id: 'T-99' } },
-    });
+    const voided = await send(ctx.api, ctx.account.token, ({ pos }) =>
+      pos.POST('/v2.0/voided_transactions', { body: { transaction: { site_id: 'S-7', pos_transaction_id: 'T-99' } } }),
+    );
     expect(voided.status).toBe(200);
-    const patched = await call(ctx.api, 'core', 'PATCH', `/v1.0/codegen/${generatorId}`, {
-      token: ctx.account.token,
-      body: { code_generator: { description: 'new' } },
-    });
+    const patched = await send(ctx.api, ctx.account.token, ({ core }) =>
+      core.PATCH('/v1.0/codegen/{id}', { params: { path: { id: generatorId } }, body: { code_generator: { description: 'new' } } }),
+    );
     expect(patched.status).toBe(200);
-    const issued = await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${generatorId}/codes`, { token: ctx.account.token, body: { count: 2 } });
+    const issued = await send(ctx.api, ctx.account.token, ({ core }) =>
+      core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id: generatorId } }, body: { count: 2 } }),
+    );
     expect(issued.status).toBe(201);
 
     const events = await allEvents();
@@ -90,7 +93,9 @@ describe('GET /v1.0/events', () => {
     for (const event of events) {
       expect(Object.keys(event)).toEqual(['id', 'type', 'resource_id', 'created_at']);
       expect(event.created_at).toMatch(RFC3339_MILLIS_UTC);
-      expect((await call(ctx.api, 'core', 'GET', `/v1.0/events/${event.id}`, { token: ctx.account.token })).json).toEqual({ event });
+      expect((await send(ctx.api, ctx.account.token, ({ core }) => core.GET('/v1.0/events/{id}', { params: { path: { id: event.id } } }))).json).toEqual({
+        event,
+      });
     }
   });
 
@@ -112,7 +117,7 @@ describe('GET /v1.0/events', () => {
     const first = await feed();
     expect(first.json.events).toHaveLength(100);
     expect(first.json.events.map((e: FeedEvent) => e.id)).toEqual(stored.slice(0, 100));
-    const second = await feed(`?cursor=${first.json.next_cursor}`);
+    const second = await feed({ cursor: first.json.next_cursor });
     expect(second.json.events.map((e: FeedEvent) => e.id)).toEqual([stored[100]]);
     expect(second.json.next_cursor).toBeNull();
   });
@@ -121,9 +126,9 @@ describe('GET /v1.0/events', () => {
     await createGenerator();
     const first = await feed();
     const etag = first.headers.get('etag')!;
-    expect((await feed('', ctx.account.token, { 'If-None-Match': etag })).status).toBe(304);
+    expect((await feed({}, ctx.account.token, { 'If-None-Match': etag })).status).toBe(304);
     await createGenerator();
-    expect((await feed('', ctx.account.token, { 'If-None-Match': etag })).status).toBe(200);
+    expect((await feed({}, ctx.account.token, { 'If-None-Match': etag })).status).toBe(200);
   });
 
   it('is a queue: acknowledged events leave the feed, the others stay', async () => {
@@ -141,10 +146,10 @@ describe('GET /v1.0/events', () => {
 
   it('a cursor still works after the events it pointed past are acknowledged', async () => {
     await createGenerators(5);
-    const first = await feed('?limit=2');
+    const first = await feed({ limit: 2 });
     for (const event of first.json.events) await acknowledge(event.id);
 
-    const rest = await feed(`?limit=2&cursor=${first.json.next_cursor}`);
+    const rest = await feed({ limit: 2, cursor: first.json.next_cursor });
 
     expect(rest.status).toBe(200);
     expect(rest.json.events).toHaveLength(2);
@@ -207,18 +212,18 @@ describe('GET /v1.0/events', () => {
       ['?limit=5&limit=5', 'limit must be given once', 'limit'],
       ['?cursor=a&cursor=b', 'cursor must be given once', 'cursor'],
     ])('%s', async (query, message, field) => {
-      const response = await feed(query);
+      const response = await feedRaw(query);
       expect(response.status).toBe(400);
       expect(response.json).toEqual({ errors: [{ message, field }] });
     });
 
     it('for a cursor of another account, whatever that account holds', async () => {
       await createGenerators(3);
-      const cursor = (await feed('?limit=1')).json.next_cursor;
+      const cursor = (await feed({ limit: 1 })).json.next_cursor;
       const intruder = await newAccount();
-      const empty = await feed(`?limit=1&cursor=${cursor}`, intruder.token);
+      const empty = await feed({ limit: 1, cursor }, intruder.token);
       await createGenerator(1, intruder.token);
-      const withEvents = await feed(`?limit=1&cursor=${cursor}`, intruder.token);
+      const withEvents = await feed({ limit: 1, cursor }, intruder.token);
 
       for (const response of [empty, withEvents]) {
         expect(response.status).toBe(400);
@@ -228,8 +233,8 @@ describe('GET /v1.0/events', () => {
 
     it('for a cursor of the generator list', async () => {
       await createGenerators(2);
-      const cursor = (await call(ctx.api, 'core', 'GET', '/v1.0/codegen?limit=1', { token: ctx.account.token })).json.next_cursor;
-      const response = await feed(`?cursor=${cursor}`);
+      const cursor = (await send(ctx.api, ctx.account.token, ({ core }) => core.GET('/v1.0/codegen', { params: { query: { limit: 1 } } }))).json.next_cursor;
+      const response = await feed({ cursor });
       expect(response.status).toBe(400);
       expect(response.json.errors[0].field).toBe('cursor');
     });
