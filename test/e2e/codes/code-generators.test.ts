@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { newAccount } from '../../support/accounts.ts';
 import { call, RFC3339_MILLIS_UTC, UUID, type HttpResponse } from '../../support/http.ts';
 import { winterPromotion } from '../../support/fixtures.ts';
+import { send, type CoreBody, type CoreQuery } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { codeGeneratorsOf, eventsOf } from '../../support/records.ts';
 
@@ -20,7 +21,7 @@ const unauthorized = { errors: [{ message: 'X-Auth-Token header is required' }] 
 const unknownToken = { errors: [{ message: 'X-Auth-Token is not a known token; check it, or ask the operator for a token' }] };
 
 const create = async (fields: Partial<typeof winter> = {}, token = ctx.account.token) => {
-  const response = await call(ctx.api, 'core', 'POST', '/v1.0/codegen', { token, body: { code_generator: { ...winter, ...fields } } });
+  const response = await send(ctx.api, token, ({ core }) => core.POST('/v1.0/codegen', { body: { code_generator: { ...winter, ...fields } } }));
   expect(response.status, response.text).toBe(201);
   return response.json.code_generator as typeof winter & { id: number; account_id: number; created_at: string; updated_at: string };
 };
@@ -32,19 +33,24 @@ const createMany = async (count: number, fields: (i: number) => Partial<typeof w
   }
   return made.sort((a, b) => a.id - b.id);
 };
-const get = (id: number | string, headers: Record<string, string> = {}, token = ctx.account.token) =>
-  call(ctx.api, 'core', 'GET', `/v1.0/codegen/${id}`, { token, headers });
-const list = (query = '', token = ctx.account.token) => call(ctx.api, 'core', 'GET', `/v1.0/codegen${query}`, { token });
-const patch = (id: number | string, body: unknown, headers: Record<string, string> = {}, token = ctx.account.token) =>
-  call(ctx.api, 'core', 'PATCH', `/v1.0/codegen/${id}`, { token, body, headers });
+const get = (id: number, headers: { 'If-None-Match'?: string; 'X-Request-Id'?: string } = {}, token = ctx.account.token) =>
+  send(ctx.api, token, ({ core }) => core.GET('/v1.0/codegen/{id}', { params: { path: { id }, header: headers } }));
+const list = (query: CoreQuery<'listCodeGenerators'> = {}, token = ctx.account.token, headers: { 'If-None-Match'?: string } = {}) =>
+  send(ctx.api, token, ({ core }) => core.GET('/v1.0/codegen', { params: { query, header: headers } }));
+const patch = (id: number, body: CoreBody<'updateCodeGenerator'>, headers: { 'If-Match'?: string } = {}, token = ctx.account.token) =>
+  send(ctx.api, token, ({ core }) => core.PATCH('/v1.0/codegen/{id}', { params: { path: { id }, header: headers }, body }));
+/** Requests no client would send (a bad path id or query, a body the schema refuses, not JSON): raw. */
+const getRaw = (id: string) => call(ctx.api, 'core', 'GET', `/v1.0/codegen/${id}`, { token: ctx.account.token });
+const listRaw = (query: string) => call(ctx.api, 'core', 'GET', `/v1.0/codegen${query}`, { token: ctx.account.token });
+const patchRaw = (id: number | string, body: unknown, headers: Record<string, string> = {}) =>
+  call(ctx.api, 'core', 'PATCH', `/v1.0/codegen/${id}`, { token: ctx.account.token, body, headers });
 
 /** Every page of a list, following next_cursor; each page checked to be full except the last. */
-async function allPages(query: string, limit: number, token = ctx.account.token) {
+async function allPages(query: CoreQuery<'listCodeGenerators'>, limit: number, token = ctx.account.token) {
   const pages: HttpResponse[] = [];
   let cursor: string | null = null;
   do {
-    const separator = query ? '&' : '?';
-    const page = await list(`${query}${separator}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, token);
+    const page = await list({ ...query, limit, ...(cursor ? { cursor } : {}) }, token);
     expect(page.status, page.text).toBe(200);
     pages.push(page);
     cursor = page.json.next_cursor;
@@ -107,7 +113,7 @@ describe('GET /v1.0/codegen/{id}', () => {
   });
 
   it.each(['abc', '0', '-1', '1.5', '1e3', '99999999999999999999', '%20'])('400 for the path id "%s"', async (id) => {
-    const response = await get(id);
+    const response = await getRaw(id);
     expect(response.status).toBe(400);
     expect(response.json).toEqual(badId);
   });
@@ -151,7 +157,7 @@ describe('GET /v1.0/codegen', () => {
   it('pages through every generator in ascending id order: full pages, next_cursor null on the last', async () => {
     const made = await createMany(7);
 
-    const pages = await allPages('', 3);
+    const pages = await allPages({}, 3);
 
     expect(pages.map((p) => p.json.code_generators.length)).toEqual([3, 3, 1]);
     expect(pages.at(-1)!.json.next_cursor).toBeNull();
@@ -160,18 +166,15 @@ describe('GET /v1.0/codegen', () => {
 
   it('has no empty last page when the items fill the pages exactly', async () => {
     const made = await createMany(4);
-    const pages = await allPages('', 2);
+    const pages = await allPages({}, 2);
     expect(pages.map((p) => p.json.code_generators.length)).toEqual([2, 2]);
     expect(pages.flatMap((p) => p.json.code_generators.map((g: { id: number }) => g.id))).toEqual(made.map((g) => g.id));
   });
 
   it('answers 304 to If-None-Match with the ETag of the same page', async () => {
     await createMany(2);
-    const first = await list('?limit=1');
-    const again = await call(ctx.api, 'core', 'GET', '/v1.0/codegen?limit=1', {
-      token: ctx.account.token,
-      headers: { 'If-None-Match': first.headers.get('etag')! },
-    });
+    const first = await list({ limit: 1 });
+    const again = await list({ limit: 1 }, ctx.account.token, { 'If-None-Match': first.headers.get('etag')! });
     expect(again.status).toBe(304);
     expect(again.text).toBe('');
   });
@@ -183,7 +186,7 @@ describe('GET /v1.0/codegen', () => {
     expect(first.status).toBe(200);
     expect(first.json.code_generators).toHaveLength(100);
     expect(first.json.next_cursor).toEqual(expect.any(String));
-    const second = await list(`?cursor=${encodeURIComponent(first.json.next_cursor)}`);
+    const second = await list({ cursor: first.json.next_cursor });
     expect(second.json).toEqual({ code_generators: [made[100]], next_cursor: null });
     expect(first.json.code_generators).toEqual(made.slice(0, 100));
   });
@@ -193,11 +196,11 @@ describe('GET /v1.0/codegen', () => {
     const made = await createMany(12, (i) => ({ store_id: 1 + (i % 3) }));
     const ofStore2 = made.filter((g) => g.store_id === 2);
 
-    const pages = await allPages('?store_id=2', 3);
+    const pages = await allPages({ store_id: 2 }, 3);
 
     expect(pages.map((p) => p.json.code_generators.length)).toEqual([3, 1]);
     expect(pages.flatMap((p) => p.json.code_generators)).toEqual(ofStore2);
-    expect((await list('?store_id=9')).json).toEqual({ code_generators: [], next_cursor: null });
+    expect((await list({ store_id: 9 })).json).toEqual({ code_generators: [], next_cursor: null });
   });
 
   it('never lists the generators of another account', async () => {
@@ -206,8 +209,8 @@ describe('GET /v1.0/codegen', () => {
     const theirs = await create({}, other.token);
 
     const my = (await list()).json.code_generators.map((g: { id: number }) => g.id);
-    const their = (await list('', other.token)).json.code_generators.map((g: { id: number }) => g.id);
-    const theirStore = (await list(`?store_id=${winter.store_id}`, other.token)).json.code_generators.map((g: { id: number }) => g.id);
+    const their = (await list({}, other.token)).json.code_generators.map((g: { id: number }) => g.id);
+    const theirStore = (await list({ store_id: winter.store_id }, other.token)).json.code_generators.map((g: { id: number }) => g.id);
 
     expect(my).toEqual(mine.map((g) => g.id));
     expect(their).toEqual([theirs.id]);
@@ -236,18 +239,18 @@ describe('GET /v1.0/codegen', () => {
       ['?limit=1&limit=2', 'limit must be given once', 'limit'],
       ['?store_id=1&store_id=1', 'store_id must be given once', 'store_id'],
     ])('%s', async (query, message, field) => {
-      const response = await list(query);
+      const response = await listRaw(query);
       expect(response.status).toBe(400);
       expect(response.json).toEqual({ errors: [{ message, field }] });
     });
 
     it('for a cursor of another account, without revealing its records', async () => {
       await createMany(3);
-      const cursor = (await list('?limit=1')).json.next_cursor;
+      const cursor = (await list({ limit: 1 })).json.next_cursor;
       const intruder = await newAccount();
       await create({}, intruder.token);
 
-      const response = await list(`?limit=1&cursor=${encodeURIComponent(cursor)}`, intruder.token);
+      const response = await list({ limit: 1, cursor }, intruder.token);
 
       expect(response.status).toBe(400);
       expect(response.json).toEqual({ errors: [{ message: 'cursor belongs to another account or to other filters', field: 'cursor' }] });
@@ -255,14 +258,14 @@ describe('GET /v1.0/codegen', () => {
 
     it('for a cursor of other filters (another store, no store, or the events feed)', async () => {
       await createMany(4, (i) => ({ store_id: 1 + (i % 2) }));
-      const ofStore1 = (await list('?store_id=1&limit=1')).json.next_cursor;
-      const unfiltered = (await list('?limit=1')).json.next_cursor;
+      const ofStore1 = (await list({ store_id: 1, limit: 1 })).json.next_cursor;
+      const unfiltered = (await list({ limit: 1 })).json.next_cursor;
       const foreignFilter = { errors: [{ message: 'cursor belongs to another account or to other filters', field: 'cursor' }] };
 
-      expect((await list(`?store_id=2&limit=1&cursor=${ofStore1}`)).json).toEqual(foreignFilter);
-      expect((await list(`?limit=1&cursor=${ofStore1}`)).json).toEqual(foreignFilter);
-      expect((await list(`?store_id=1&limit=1&cursor=${unfiltered}`)).json).toEqual(foreignFilter);
-      const feed = await call(ctx.api, 'core', 'GET', `/v1.0/events?limit=1&cursor=${unfiltered}`, { token: ctx.account.token });
+      expect((await list({ store_id: 2, limit: 1, cursor: ofStore1 })).json).toEqual(foreignFilter);
+      expect((await list({ limit: 1, cursor: ofStore1 })).json).toEqual(foreignFilter);
+      expect((await list({ store_id: 1, limit: 1, cursor: unfiltered })).json).toEqual(foreignFilter);
+      const feed = await send(ctx.api, ctx.account.token, ({ core }) => core.GET('/v1.0/events', { params: { query: { limit: 1, cursor: unfiltered } } }));
       expect(feed.status).toBe(400);
       expect(feed.json).toEqual(foreignFilter);
     });
@@ -301,7 +304,7 @@ describe('PATCH /v1.0/codegen/{id}', () => {
     const updated = events.filter((e) => e.type === 'code_generator.updated');
     expect(updated).toHaveLength(1);
     expect(updated[0]).toMatchObject({ resource_id: String(created.id), created_at: body.updated_at });
-    const feed = await call(ctx.api, 'core', 'GET', '/v1.0/events', { token: ctx.account.token });
+    const feed = await send(ctx.api, ctx.account.token, ({ core }) => core.GET('/v1.0/events'));
     expect(feed.json.events).toContainEqual({
       id: updated[0]!.id,
       type: 'code_generator.updated',
@@ -321,7 +324,7 @@ describe('PATCH /v1.0/codegen/{id}', () => {
   });
 
   it.each([
-    ['the same values', { status: 'active', description: 'Winter promotion' }],
+    ['the same values', { status: 'active' as const, description: 'Winter promotion' }],
     ['no fields', {}],
   ])('answers 200 and writes nothing for a PATCH that changes no value (%s)', async (_, fields) => {
     const created = await create();
@@ -413,7 +416,7 @@ describe('PATCH /v1.0/codegen/{id}', () => {
       const created = await create();
       const before = await snapshot(created.id);
 
-      const response = await patch(created.id, { code_generator: fields });
+      const response = await patchRaw(created.id, { code_generator: fields });
 
       expect(response.status).toBe(422);
       expect(response.json).toEqual({ errors });
@@ -421,7 +424,7 @@ describe('PATCH /v1.0/codegen/{id}', () => {
     });
 
     it('422 comes before 404: the body is checked before the generator is looked up', async () => {
-      const response = await patch(999_999_999_999, { code_generator: { prefix: 'X' } });
+      const response = await patchRaw(999_999_999_999, { code_generator: { prefix: 'X' } });
       expect(response.status).toBe(422);
     });
   });
@@ -435,7 +438,7 @@ describe('PATCH /v1.0/codegen/{id}', () => {
     ])('400 for %s', async (_, body, message) => {
       const created = await create();
       const before = await snapshot(created.id);
-      const response = await patch(created.id, body);
+      const response = await patchRaw(created.id, body);
       expect(response.status).toBe(400);
       expect(response.json.errors).toHaveLength(1);
       expect(response.json.errors[0].message).toBe(message);
@@ -444,7 +447,7 @@ describe('PATCH /v1.0/codegen/{id}', () => {
 
     it('400 for a path id that is not a positive integer', async () => {
       for (const id of ['abc', '0', '-3', '2.0']) {
-        const response = await patch(id, { code_generator: { status: 'inactive' } });
+        const response = await patchRaw(id, { code_generator: { status: 'inactive' } });
         expect(response.status).toBe(400);
         expect(response.json).toEqual(badId);
       }
@@ -462,7 +465,7 @@ describe('PATCH /v1.0/codegen/{id}', () => {
     it('404 for a missing generator, also with If-Match', async () => {
       const created = await create();
       const missing = created.id + 1_000_000;
-      for (const headers of [{}, { 'If-Match': '"x"' }] as Record<string, string>[]) {
+      for (const headers of [{}, { 'If-Match': '"x"' }]) {
         const response = await patch(missing, { code_generator: { status: 'inactive' } }, headers);
         expect(response.status).toBe(404);
         expect(response.json).toEqual({ errors: [{ message: `Code generator ${missing} not found` }] });
@@ -485,7 +488,7 @@ describe('PATCH /v1.0/codegen/{id}', () => {
     it('413 for a body over 16 KiB', async () => {
       const created = await create();
       const before = await snapshot(created.id);
-      const response = await patch(created.id, { code_generator: { description: 'x'.repeat(17 * 1024) } });
+      const response = await patchRaw(created.id, { code_generator: { description: 'x'.repeat(17 * 1024) } });
       expect(response.status).toBe(413);
       expect(response.json).toEqual({ errors: [{ message: 'Request body exceeds 16384 bytes' }] });
       expect(await snapshot(created.id)).toEqual(before);
@@ -494,7 +497,7 @@ describe('PATCH /v1.0/codegen/{id}', () => {
     it('415 for a body with a non-JSON Content-Type', async () => {
       const created = await create();
       const before = await snapshot(created.id);
-      const response = await patch(created.id, JSON.stringify({ code_generator: { status: 'inactive' } }), { 'Content-Type': 'text/plain' });
+      const response = await patchRaw(created.id, JSON.stringify({ code_generator: { status: 'inactive' } }), { 'Content-Type': 'text/plain' });
       expect(response.status).toBe(415);
       expect(response.json).toEqual({ errors: [{ message: 'Content-Type must be application/json' }] });
       expect(await snapshot(created.id)).toEqual(before);
