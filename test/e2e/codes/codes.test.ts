@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newAccount } from '../../support/accounts.ts';
 import { call, RFC3339_MILLIS_UTC, UUID } from '../../support/http.ts';
+import { send, type CoreBody } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { codeItemsOf, eventsOf } from '../../support/records.ts';
 
@@ -24,24 +25,29 @@ interface Generator {
   status: string;
 }
 
-const createGenerator = async (fields: Record<string, unknown> = {}, token = ctx.account.token): Promise<Generator> => {
-  const response = await call(ctx.api, 'core', 'POST', '/v1.0/codegen', {
-    token,
-    body: { code_generator: { generation_type: 'tillgate', code_length: 8, prefix: 'WIN-', store_id: 42, ...fields } },
-  });
+const createGenerator = async (fields: Partial<CoreBody<'createCodeGenerator'>['code_generator']> = {}, token = ctx.account.token): Promise<Generator> => {
+  const response = await send(ctx.api, token, ({ core }) =>
+    core.POST('/v1.0/codegen', { body: { code_generator: { generation_type: 'tillgate', code_length: 8, prefix: 'WIN-', store_id: 42, ...fields } } }),
+  );
   expect(response.status, response.text).toBe(201);
   return response.json.code_generator;
 };
-const issue = (id: number | string, body: unknown, headers: Record<string, string> = {}, token = ctx.account.token) =>
-  call(ctx.api, 'core', 'POST', `/v1.0/codegen/${id}/codes`, { token, body, headers });
-const lookUp = (id: number | string, code: string, headers: Record<string, string> = {}, token = ctx.account.token) =>
-  call(ctx.api, 'core', 'GET', `/v1.0/codegen/${id}/codes/${code}`, { token, headers });
+const issue = (id: number, body: CoreBody<'issueCodes'>, headers: { 'Idempotency-Key'?: string } = {}, token = ctx.account.token) =>
+  send(ctx.api, token, ({ core }) => core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id }, header: headers }, body }));
+const lookUp = (id: number, code: string, headers: { 'If-None-Match'?: string } = {}, token = ctx.account.token) =>
+  send(ctx.api, token, ({ core }) => core.GET('/v1.0/codegen/{id}/codes/{code}', { params: { path: { id, code }, header: headers } }));
+/** Requests no client would send (a bad path id, a code sent pre-encoded, a body the schema refuses, not JSON, a malformed key): raw. */
+const issueRaw = (id: number | string, body: unknown, headers: Record<string, string> = {}) =>
+  call(ctx.api, 'core', 'POST', `/v1.0/codegen/${id}/codes`, { token: ctx.account.token, body, headers });
+const lookUpRaw = (id: number | string, code: string) => call(ctx.api, 'core', 'GET', `/v1.0/codegen/${id}/codes/${code}`, { token: ctx.account.token });
 const setStatus = async (id: number, status: 'active' | 'inactive') => {
-  const response = await call(ctx.api, 'core', 'PATCH', `/v1.0/codegen/${id}`, { token: ctx.account.token, body: { code_generator: { status } } });
+  const response = await send(ctx.api, ctx.account.token, ({ core }) =>
+    core.PATCH('/v1.0/codegen/{id}', { params: { path: { id } }, body: { code_generator: { status } } }),
+  );
   expect(response.status, response.text).toBe(200);
 };
 const feed = async (token = ctx.account.token) => {
-  const response = await call(ctx.api, 'core', 'GET', '/v1.0/events?limit=1000', { token });
+  const response = await send(ctx.api, token, ({ core }) => core.GET('/v1.0/events', { params: { query: { limit: 1000 } } }));
   expect(response.status).toBe(200);
   return response.json.events as { id: number; type: string; resource_id: string; created_at: string }[];
 };
@@ -191,7 +197,7 @@ describe('POST /v1.0/codegen/{id}/codes', () => {
 
     it('400 for a malformed key', async () => {
       const generator = await createGenerator();
-      const response = await issue(generator.id, { count: 1 }, { 'Idempotency-Key': 'a'.repeat(256) });
+      const response = await issueRaw(generator.id, { count: 1 }, { 'Idempotency-Key': 'a'.repeat(256) });
       expect(response.status).toBe(400);
       expect(response.json).toEqual({ errors: [{ message: 'Idempotency-Key must be 1 to 255 visible ASCII characters', field: 'Idempotency-Key' }] });
     });
@@ -243,7 +249,7 @@ describe('POST /v1.0/codegen/{id}/codes', () => {
     ])('422 for %s, naming the field', async (_, body, errors) => {
       const generator = await createGenerator();
       const before = await tables();
-      const response = await issue(generator.id, body);
+      const response = await issueRaw(generator.id, body);
       expect(response.status).toBe(422);
       expect(response.json).toEqual({ errors });
       expect(await tables()).toEqual(before);
@@ -257,7 +263,7 @@ describe('POST /v1.0/codegen/{id}/codes', () => {
     ])('400 for %s', async (_, body, message) => {
       const generator = await createGenerator();
       const before = await tables();
-      const response = await issue(generator.id, body);
+      const response = await issueRaw(generator.id, body);
       expect(response.status).toBe(400);
       expect(response.json).toEqual({ errors: [{ message }] });
       expect(await tables()).toEqual(before);
@@ -265,7 +271,7 @@ describe('POST /v1.0/codegen/{id}/codes', () => {
 
     it('400 for a path id that is not a positive integer', async () => {
       for (const id of ['abc', '0', '-1', '1.5']) {
-        const response = await issue(id, { count: 1 });
+        const response = await issueRaw(id, { count: 1 });
         expect(response.status).toBe(400);
         expect(response.json).toEqual(badId);
       }
@@ -303,7 +309,7 @@ describe('POST /v1.0/codegen/{id}/codes', () => {
 
     it('413 for a body over 16 KiB', async () => {
       const generator = await createGenerator();
-      const response = await issue(generator.id, `{"count":1,"pad":"${'x'.repeat(17 * 1024)}"}`);
+      const response = await issueRaw(generator.id, `{"count":1,"pad":"${'x'.repeat(17 * 1024)}"}`);
       expect(response.status).toBe(413);
       expect(response.json).toEqual({ errors: [{ message: 'Request body exceeds 16384 bytes' }] });
     });
@@ -311,7 +317,7 @@ describe('POST /v1.0/codegen/{id}/codes', () => {
     it('415 for a body with a non-JSON Content-Type', async () => {
       const generator = await createGenerator();
       const before = await tables();
-      const response = await issue(generator.id, '{"count":1}', { 'Content-Type': 'application/x-www-form-urlencoded' });
+      const response = await issueRaw(generator.id, '{"count":1}', { 'Content-Type': 'application/x-www-form-urlencoded' });
       expect(response.status).toBe(415);
       expect(response.json).toEqual({ errors: [{ message: 'Content-Type must be application/json' }] });
       expect(await tables()).toEqual(before);
@@ -394,7 +400,7 @@ describe('GET /v1.0/codegen/{id}/codes/{code}', () => {
     ['abc', 'ABCD'],
     ['0', 'ABCD'],
   ])('400 for id %s', async (id, code) => {
-    const response = await lookUp(id, code);
+    const response = await lookUpRaw(id, code);
     expect(response.status).toBe(400);
     expect(response.json).toEqual(badId);
   });
@@ -406,7 +412,7 @@ describe('GET /v1.0/codegen/{id}/codes/{code}', () => {
     ['A'.repeat(49), 'A'.repeat(49)],
   ])('404 for a code that cannot have been issued: %s', async (sent, decoded) => {
     const generator = await createGenerator();
-    const response = await lookUp(generator.id, sent);
+    const response = await lookUpRaw(generator.id, sent);
     expect(response.status).toBe(404);
     expect(response.json).toEqual({ errors: [{ message: `Code ${decoded} was not issued by code generator ${generator.id}` }] });
   });
