@@ -1,5 +1,6 @@
-// Pre-request script of the 304 variations: reads the resource as the request will, and sends its
-// current ETag in If-None-Match, as a client revalidating its copy does.
+// Pre-request script of the variations that send a current ETag: reads the resource at the request's
+// URL and sets {{currentEtag}}, for If-None-Match (a client revalidating its copy: 304) or If-Match
+// (a client changing the version it read: 200).
 let url = pm.request.url.toString();
 pm.request.url.variables.each((variable) => {
   url = url.replace(new RegExp(`/:${variable.key}(?=/|\\?|$)`), `/${variable.value}`);
