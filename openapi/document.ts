@@ -1,7 +1,16 @@
 import { hosts, routes, type HostId, type Route } from '../functions/routes.ts';
 import { codeGeneratorCreate, MAX_BODY_BYTES, requestSchemas, webhookEndpointCreate, type SchemaName } from '../functions/http/schemas.ts';
 import { EVENT_TYPES } from '../functions/data/event-types.ts';
-import { gatewayError, gatewayErrorBody, methodsByPath, type GatewayErrorType } from '../infra/gateway-errors.ts';
+import {
+  gatewayError,
+  gatewayErrorBody,
+  gatewayErrors,
+  METHOD_NOT_ALLOWED,
+  methodsByPath,
+  TOKEN_RATE_LIMITED,
+  type GatewayErrorType,
+} from '../infra/gateway-errors.ts';
+import { ERROR_CODES } from '../functions/http/errors.ts';
 import { MAX_IF_MATCH_LENGTH } from '../functions/http/limits.ts';
 import { coreErrorBody } from '../functions/http/hosts/core.ts';
 import { posErrorBody } from '../functions/http/hosts/pos.ts';
@@ -29,15 +38,16 @@ const coreHeaders = {
   ETag: header('Weak entity tag of the JSON body.', { type: 'string', pattern: '^W/"[0-9a-f]{32}"$' }, false),
 };
 const headersOf = (host: HostId) => (host === 'core' ? coreHeaders : commonHeaders);
+/** An error carries no ETag (PRODUCT.md: a client must not mistake an error's tag for the resource's). */
+const { ETag: _etag, ...coreErrorHeaders } = coreHeaders;
+const errorHeadersOf = (host: HostId) => (host === 'core' ? coreErrorHeaders : commonHeaders);
 /** A 304 carries no representation metadata (RFC 9110 §15.4.5): no Content-Type, no Content-Length. */
 const { 'Content-Type': _contentType, ...notModifiedHeaders } = coreHeaders;
 
 const errorDescriptions: Record<number, string> = {
-  400: 'Malformed JSON, a body that is not valid UTF-8, wrong top-level shape, an invalid path id or Idempotency-Key.',
   401: 'X-Auth-Token missing, malformed, unknown or revoked; the message says which.',
   403: 'A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read.',
   404: "No such record, or another account's, or an expired event.",
-  409: 'Idempotency-Key already used with a different body; an inactive code generator; a code space too full to issue that many; an 11th webhook endpoint; a retry of a delivery to a disabled endpoint.',
   412: 'If-Match does not match the current ETag: nothing changed.',
   413: `Body over ${MAX_BODY_BYTES} bytes.`,
   415: 'A body with a non-JSON Content-Type.',
@@ -87,18 +97,49 @@ function gatewayErrorResponse(host: HostId, status: number) {
           }
         : {}),
     },
-    content: { 'application/json': { schema: ref(host === 'core' ? 'CoreError' : 'PosError'), examples: gatewayExample(host, status) } },
+    content: {
+      'application/json': {
+        schema: ref(host === 'core' ? 'CoreError' : status === 429 ? 'PosThrottled' : 'PosError'),
+        examples: gatewayExample(host, status),
+      },
+    },
   };
 }
 
-function errorResponse(host: HostId, status: number, description = errorDescriptions[status]) {
+/**
+ * What a 400 or a 409 means for one operation, from the facts of its row: only what this
+ * operation reads can be malformed, and only a key it takes can be reused.
+ */
+function rowDescription(route: Route, status: number): string | undefined {
+  if (status === 400) {
+    const faults = [
+      ...(route.body ? ['malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape'] : []),
+      ...(route.params
+        ? [
+            `a path ${Object.keys(requestSchemas[route.params].properties)
+              .filter((name) => name !== 'code')
+              .join(' or ')} that is not a positive integer`,
+          ]
+        : []),
+      ...(route.query ? ['a query parameter of the wrong form, or one this operation does not take'] : []),
+      ...(route.ifMatch ? ['an If-Match that is not entity tags'] : []),
+      ...(route.idempotencyKey ? ['an Idempotency-Key that is not 1–255 visible ASCII characters'] : []),
+    ];
+    return `${faults.join('; ').replace(/^./, (first) => first.toUpperCase())}.`;
+  }
+  if (status === 409 && route.idempotencyKey) return 'The Idempotency-Key was already used with a different body: nothing was done.';
+  return undefined;
+}
+
+function errorResponse(route: Route, status: number, operation: Operation) {
+  const host = route.host;
   return {
-    description,
+    description: operation.errorDescriptions?.[status] ?? rowDescription(route, status) ?? errorDescriptions[status],
     headers: {
-      ...headersOf(host),
+      ...errorHeadersOf(host),
       ...(status === 503 ? { 'Retry-After': header('Seconds to wait before retrying.', { type: 'string', pattern: '^\\d+$' }) } : {}),
     },
-    content: { 'application/json': { schema: ref(host === 'core' ? 'CoreError' : 'PosError') } },
+    content: { 'application/json': { schema: ref(operation.errorSchemas?.[status] ?? (host === 'core' ? 'CoreError' : 'PosError')) } },
   };
 }
 
@@ -111,6 +152,8 @@ interface Operation {
   readonly refuses?: readonly number[];
   /** What an error status means for this operation, where the generic description is not enough. */
   readonly errorDescriptions?: Readonly<Record<number, string>>;
+  /** The schema of an error status whose body says more than the host's error shape (a refused redemption's display messages). */
+  readonly errorSchemas?: Readonly<Record<number, string>>;
   /** Said of the request body's resource, beside its schema. */
   readonly bodyNote?: string;
   /** Said of its Idempotency-Key, after what every key means. */
@@ -146,23 +189,31 @@ function errorStatuses(route: Route, operation: Operation): number[] {
  * says so, while the server answers a longer one as any code it did not issue, 404.
  */
 const pathParameterExtras: Readonly<Record<string, object>> = {
-  id: { examples: ['1', '42'] },
-  event_id: { examples: ['1017'] },
+  id: { examples: [1, 42] },
+  event_id: { examples: [1017] },
   code: { maxLength: 64 },
 };
 
 /**
- * Path parameters from a path schema. A path parameter arrives as text, and JSON Schema's
- * `pattern` applies to strings only: with `type: integer`, validating tools convert "01" to 1 and
- * accept it. So an id is a string whose pattern is exactly the server's rule (schemas.ts).
+ * A path or query value as the document types it: what it means (an integer, a boolean: its
+ * `x-documented-as` in schemas.ts), so that a generated client takes `id: 42` and
+ * `redeemed: true`. The server still reads the text strictly (its pattern: "01" or "1.0" answer
+ * 400), which a number serialised by any client never is.
  */
+function documentedAs(schema: Record<string, any>): object {
+  const typed = schema['x-documented-as'];
+  if (!typed) return schema;
+  return { ...typed, ...(schema.description ? { description: schema.description } : {}) };
+}
+
+/** Path parameters from a path schema, each typed as what it means (documentedAs). */
 const pathParameters = (schemaName: SchemaName) =>
   Object.entries(plain(requestSchemas[schemaName].properties)).map(([parameter, schema]) => ({
     name: parameter,
     in: 'path',
     required: true,
     description: (schema as { description?: string }).description,
-    schema: { ...(schema as object), ...pathParameterExtras[parameter] },
+    schema: { ...documentedAs(schema as Record<string, any>), ...pathParameterExtras[parameter] },
   }));
 
 /** A TypeBox schema as plain JSON Schema (TypeBox marks its objects with symbols). */
@@ -171,18 +222,72 @@ function plain(schema: object): Record<string, unknown> {
 }
 
 /**
+ * A request schema as a client should read it: the fields the server owns or that cannot change
+ * (declared `not: {}` for the validators, so that sending one answers 422 naming it) are left
+ * out, and named in the description instead; with `additionalProperties: false`, a tool that
+ * validates against the document refuses them as the server does.
+ */
+function clientView(schema: Record<string, any>): Record<string, any> {
+  const properties = Object.entries<Record<string, any>>(schema.properties ?? {});
+  const refused = properties.filter(([, property]) => 'not' in property);
+  if (refused.length === 0) return schema;
+  const kept = Object.fromEntries(properties.filter(([, property]) => !('not' in property)));
+  const names = refused.map(([name]) => name).join(', ');
+  return { ...schema, properties: kept, description: `${schema.description ? `${schema.description} ` : ''}Sending ${names} answers 422 naming the field.` };
+}
+
+/**
+ * An example of every request body, in the form a client sends it (test/unit/http/openapi.test.ts
+ * checks each with the server's own validator), so that generated requests are meaningful.
+ */
+const requestExamples: Partial<Record<SchemaName, object>> = {
+  codeGeneratorCreate: { generation_type: 'tillgate', code_length: 8, description: 'Winter promotion', prefix: 'WIN-', store_id: 42 },
+  codeGeneratorPatch: { status: 'inactive', description: 'Winter promotion (ended early)' },
+  codesIssue: { count: 100 },
+  voidTransaction: {
+    site_id: 'S-0042',
+    pos_transaction_id: 'T-1001',
+    register_id: 'R1',
+    receipt_id: 'RC-88',
+    occurred_at: '2026-11-21T14:03:00Z',
+    business_date: '2026-11-21',
+  },
+  codesRedemption: { site_id: 'S-0042', pos_transaction_id: 'T-1001', register_id: 'R1', codes: ['WIN-7KQ2M9XA'] },
+  webhookEndpointCreate: {
+    url: 'https://backoffice.example.com/tillgate/webhooks',
+    event_types: ['codes.redeemed', 'transaction.voided'],
+    description: 'Back office',
+  },
+  webhookEndpointPatch: { status: 'disabled' },
+  emptyObject: {},
+};
+
+/** The example body of a row: its schema's example, under the row's root. */
+function requestExample(route: Route): object | undefined {
+  if (!route.body) return undefined;
+  const example = requestExamples[route.body.schema];
+  if (!example) return undefined;
+  return route.body.root ? { [route.body.root]: example } : example;
+}
+
+/**
  * The request body of a row: `{ "<root>": resource }` or the resource itself, the resource being
- * the schema the server validates with; an optional one may be left out.
+ * the schema the server validates with (as a client reads it: clientView); an optional one may be left out.
  */
 function requestBody(route: Route, note: string | undefined) {
   if (!route.body) return undefined;
   const { root, schema, optional } = route.body;
-  const resource = { ...plain(requestSchemas[schema]), ...(note ? { description: note } : {}) };
+  const resource = clientView({ ...plain(requestSchemas[schema]), ...(note ? { description: note } : {}) });
+  const example = requestExample(route);
+  if (!example) throw new Error(`openapi: no request example for ${schema} (requestExamples in openapi/document.ts)`);
   return {
     required: !optional,
     ...(optional ? { description: `No body, or ${schema === 'emptyObject' ? 'an empty JSON object' : 'this JSON object'}.` } : {}),
     content: {
-      'application/json': { schema: root ? { type: 'object', required: [root], properties: { [root]: resource } } : resource },
+      'application/json': {
+        schema: root ? { type: 'object', required: [root], properties: { [root]: resource } } : resource,
+        examples: { [route.operationId]: { summary: route.summary, value: example } },
+      },
     },
   };
 }
@@ -194,7 +299,7 @@ const queryParameters = (schemaName: SchemaName) =>
     in: 'query',
     required: false,
     description: (property as { description?: string }).description,
-    schema: property,
+    schema: documentedAs(property as Record<string, any>),
   }));
 
 /** A core read: 200 with its schema (any JSON when none is named), or 304 on a matching If-None-Match. */
@@ -222,6 +327,14 @@ const requestIdParameter = {
   schema: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$' },
 };
 
+const ifNoneMatchParameter = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description: 'The ETag of an earlier 200 of this read: when it still matches, the answer is 304 with no body.',
+  schema: { type: 'string', maxLength: MAX_IF_MATCH_LENGTH },
+};
+
 const ifMatchParameter = {
   name: 'If-Match',
   in: 'header',
@@ -235,6 +348,7 @@ function parametersOf(route: Route, operation: Operation) {
   return [
     ...(route.params ? pathParameters(route.params) : []),
     ...(route.query ? queryParameters(route.query) : []),
+    ...(route.method === 'GET' ? [ifNoneMatchParameter] : []),
     ...(route.ifMatch ? [ifMatchParameter] : []),
     ...(route.idempotencyKey
       ? [
@@ -257,7 +371,7 @@ const webhookEndpointWithSecret = (description: string, status: number, location
         ? { 'Idempotent-Replayed': header('true when this is the stored answer to an earlier request: it carries no secret.', { const: 'true' }, false) }
         : {}),
     },
-    content: { 'application/json': { schema: ref('WebhookEndpointWithSecret') } },
+    content: { 'application/json': { schema: ref(location ? 'WebhookEndpointCreated' : 'WebhookEndpointWithSecret') } },
   },
 });
 
@@ -265,11 +379,14 @@ const webhookOperations: Record<string, Operation> = {
   createWebhookEndpoint: {
     idempotencyNote: 'A replayed answer carries no secret (none is ever stored): a client that lost it rotates.',
     success: webhookEndpointWithSecret(
-      'Created. The secret (whsec_ and the base64 of 32 random bytes) is shown here and in a rotation’s answer, never again. Webhook endpoints write no events.',
+      'Created. The secret (whsec_ and the base64 of 32 random bytes) is shown here and in a rotation’s answer, never again; a replayed answer (Idempotent-Replayed: true) has none. Webhook endpoints write no events.',
       201,
       true,
     ),
     refuses: [409],
+    errorDescriptions: {
+      409: 'The account already has 10 webhook endpoints (delete one first), or the Idempotency-Key was already used with a different body. Nothing was created.',
+    },
   },
   listWebhookEndpoints: {
     success: read('A page of webhook endpoints in ascending id order (no secrets).', 'WebhookEndpointPage'),
@@ -315,6 +432,7 @@ const webhookOperations: Record<string, Operation> = {
       },
     },
     refuses: [409],
+    errorDescriptions: { 409: 'The endpoint is disabled: enable it (PATCH status "enabled") before retrying. Nothing was sent.' },
   },
 };
 
@@ -348,6 +466,9 @@ const operations: Record<string, Operation> = {
       },
     },
     refuses: [409],
+    errorDescriptions: {
+      409: 'The generator is inactive, or too close to exhausting its codes to issue that many (issue fewer, or use a longer code_length), or the Idempotency-Key was already used with a different body. Nothing was issued.',
+    },
   },
   getCode: {
     success: read('The code, spelled as issued.', 'CodeResponse'),
@@ -370,6 +491,7 @@ const operations: Record<string, Operation> = {
     },
     refuses: [409],
     errorDescriptions: redemptionErrors('Nothing was written.'),
+    errorSchemas: { 409: 'RedemptionConflict', 422: 'RedemptionRefused' },
   },
   validateCodes: {
     bodyNote: 'The same body as POST /v2.0/redeemed_codes. Keys this version does not know are ignored; null counts as absent.',
@@ -382,6 +504,7 @@ const operations: Record<string, Operation> = {
     },
     refuses: [409],
     errorDescriptions: redemptionErrors('A redemption would fail the same way.'),
+    errorSchemas: { 409: 'RedemptionConflict', 422: 'RedemptionRefused' },
   },
   listEvents: {
     success: read("A page of the account's live events in ascending id order.", 'EventPage'),
@@ -452,7 +575,7 @@ function page(name: string, item: object) {
 }
 
 /** The pos host's body, success or failure: `transaction` with `errors` and cashier messages. */
-function transactionEnvelope(errors: object) {
+function transactionEnvelope(errors: object, messages: readonly MessageName[]) {
   return {
     type: 'object',
     required: ['transaction'],
@@ -462,11 +585,142 @@ function transactionEnvelope(errors: object) {
         type: 'object',
         additionalProperties: false,
         required: ['errors', 'display_messages'],
-        properties: { errors, display_messages: { type: 'array', minItems: 1, items: ref('DisplayMessage') } },
+        properties: { errors, display_messages: { type: 'array', minItems: 1, items: oneOfMessages(messages) } },
       },
     },
   };
 }
+
+const noErrors = { type: 'array', maxItems: 0 };
+const posErrors = {
+  type: 'array',
+  minItems: 1,
+  items: { type: 'object', additionalProperties: false, required: ['message'], properties: { message: { type: 'string', minLength: 1 } } },
+};
+
+/**
+ * The display messages, one schema per `message_id` and answer: `message_content` differs by
+ * message (and `transaction_voided` between a void's answer and a refused redemption's), so each
+ * answer lists the messages it can carry as a `oneOf` discriminated by `message_id`, and a
+ * generated client narrows `message_content` with a `switch` on `message_id`.
+ */
+const codeAsIssued = { type: 'string', pattern: '^[A-Z0-9-]{4,48}$', description: 'The code as issued.' };
+const generatorId = { type: 'integer', minimum: 1 };
+const timestamp = { type: 'string', format: 'date-time' };
+const content = (properties: Record<string, object>, optional: readonly string[] = []) => ({
+  type: 'object',
+  additionalProperties: false,
+  required: Object.keys(properties).filter((name) => !optional.includes(name)),
+  properties,
+});
+
+function displayMessage(messageIds: readonly string[], messageContent: object, description: string) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    description,
+    required: ['message', 'message_id', 'message_content', 'priority'],
+    properties: {
+      message: { type: 'string', minLength: 1, description: 'The text for the cashier.' },
+      message_id: messageIds.length === 1 ? { type: 'string', const: messageIds[0] } : { type: 'string', enum: [...messageIds] },
+      message_content: messageContent,
+      priority: { type: 'integer' },
+    },
+  };
+}
+
+/** Every error of the functions (errors.ts) and of API Gateway (infra/gateway-errors.ts) but the per-token limit's. */
+const errorMessageIds = [...new Set([...ERROR_CODES, ...gatewayErrors.map((error) => error.messageId), METHOD_NOT_ALLOWED.messageId])];
+
+const messages = {
+  CodeRedeemedMessage: displayMessage(
+    ['code_redeemed'],
+    content({
+      code: codeAsIssued,
+      code_generator_id: generatorId,
+      description: { type: 'string', description: "The generator's description; it may lag a change by up to a minute." },
+      redeemed_at: { ...timestamp, description: 'When this transaction redeemed the code (a retry keeps the first).' },
+    }),
+    'A code this transaction holds now.',
+  ),
+  CodeValidMessage: displayMessage(
+    ['code_valid'],
+    content({ code: codeAsIssued, code_generator_id: generatorId, description: { type: 'string' } }),
+    'A code a redemption by this transaction would take now.',
+  ),
+  TransactionVoidedMessage: displayMessage(
+    ['transaction_voided'],
+    content(
+      {
+        site_id: { type: 'string' },
+        pos_transaction_id: { type: 'string' },
+        receipt_id: { type: 'string', description: "The void's receipt_id, when it had one." },
+        event_id: { type: 'integer', minimum: 1, description: 'The transaction.voided event.' },
+        voided_at: timestamp,
+      },
+      ['receipt_id'],
+    ),
+    'The void, first of its answer.',
+  ),
+  CodeReleasedMessage: displayMessage(['code_released'], content({ code: codeAsIssued, code_generator_id: generatorId }), 'A code the void gave back.'),
+  CodeNotFoundMessage: displayMessage(
+    ['code_not_found'],
+    content({ code: { type: 'string', description: 'The code as the till sent it.' } }),
+    'No issued code of this account.',
+  ),
+  CodeAlreadyRedeemedMessage: displayMessage(
+    ['code_already_redeemed'],
+    content({ code: codeAsIssued, code_generator_id: generatorId }),
+    'Held by another transaction.',
+  ),
+  CodeGeneratorInactiveMessage: displayMessage(
+    ['code_generator_inactive'],
+    content({ code: codeAsIssued, code_generator_id: generatorId }),
+    'Its generator is inactive.',
+  ),
+  TransactionVoidedRefusalMessage: displayMessage(
+    ['transaction_voided'],
+    content({ site_id: { type: 'string' }, pos_transaction_id: { type: 'string' } }),
+    'This transaction was voided before: no code can be redeemed on it.',
+  ),
+  TooManyCodesMessage: displayMessage(
+    ['too_many_codes'],
+    content({
+      held: { type: 'integer', minimum: 0, description: 'Codes the transaction holds.' },
+      adding: { type: 'integer', minimum: 1, description: 'Codes this request would add.' },
+      limit: { type: 'integer', minimum: 1, description: 'The most a transaction holds.' },
+    }),
+    'The transaction would hold too many codes.',
+  ),
+  ErrorMessage: displayMessage(
+    errorMessageIds,
+    content({ request_id: { type: 'string', description: 'Quote it to support.' } }),
+    'Any other refusal or fault: message_id names it.',
+  ),
+  TokenRateLimitedMessage: displayMessage([TOKEN_RATE_LIMITED.messageId], content({}), "This token is over its own rate limit (WAF's fixed answer)."),
+};
+type MessageName = keyof typeof messages;
+
+/** The display messages an answer can carry, discriminated by message_id (each id mapped to its schema). */
+function oneOfMessages(names: readonly MessageName[]) {
+  if (names.length === 1) return ref(names[0]!);
+  const mapping: Record<string, string> = {};
+  for (const name of names) {
+    const id = messages[name].properties.message_id as { const?: string; enum?: string[] };
+    for (const value of id.const !== undefined ? [id.const] : id.enum!) {
+      if (mapping[value]) throw new Error(`openapi: message_id ${value} maps to two schemas in one answer`);
+      mapping[value] = `#/components/schemas/${name}`;
+    }
+  }
+  return { oneOf: names.map(ref), discriminator: { propertyName: 'message_id', mapping } };
+}
+
+const refusals: readonly MessageName[] = [
+  'CodeAlreadyRedeemedMessage',
+  'CodeGeneratorInactiveMessage',
+  'TransactionVoidedRefusalMessage',
+  'TooManyCodesMessage',
+];
 
 const schemas = {
   CodeGeneratorResponse: {
@@ -559,38 +813,39 @@ const schemas = {
     },
   },
   CodePage: page('codes', { $ref: '#/components/schemas/CodeResponse/properties/code' }),
-  RedeemedCodes: {
-    ...transactionEnvelope({ type: 'array', maxItems: 0 }),
+  RedeemedCodes: { ...transactionEnvelope(noErrors, ['CodeRedeemedMessage']), description: 'One display message per distinct code, in the order listed.' },
+  ValidatedCodes: { ...transactionEnvelope(noErrors, ['CodeValidMessage']), description: 'One display message per distinct code, in the order listed.' },
+  VoidResponse: {
+    ...transactionEnvelope(noErrors, ['TransactionVoidedMessage', 'CodeReleasedMessage']),
+    description: 'The void first, then one code_released per code it gave back.',
+  },
+  RedemptionConflict: {
+    ...transactionEnvelope(posErrors, refusals),
+    description: 'One errors entry and one display message per failing code, plus transaction_voided and too_many_codes once each when they apply.',
+  },
+  RedemptionRefused: {
+    ...transactionEnvelope(posErrors, ['CodeNotFoundMessage', ...refusals, 'ErrorMessage']),
     description:
-      'display_messages: one per distinct code, message_id code_redeemed, message_content {code, code_generator_id, description, redeemed_at}; description may lag a change of the generator by up to a minute.',
+      'Either the codes that failed (code_not_found for each code that is not an issued code of the account, the other failures named too), or validation_failed with one errors entry per problem.',
   },
-  ValidatedCodes: {
-    ...transactionEnvelope({ type: 'array', maxItems: 0 }),
-    description: 'display_messages: one per distinct code, message_id code_valid, message_content {code, code_generator_id, description}.',
-  },
-  DisplayMessage: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['message', 'message_id', 'message_content', 'priority'],
-    properties: {
-      message: { type: 'string', minLength: 1 },
-      message_id: { type: 'string', minLength: 1 },
-      message_content: { type: 'object' },
-      priority: { type: 'integer' },
-    },
-  },
-  VoidResponse: transactionEnvelope({ type: 'array', maxItems: 0 }),
+  ...messages,
   WebhookEndpointResponse: {
     type: 'object',
     required: ['webhook_endpoint'],
     additionalProperties: false,
-    properties: { webhook_endpoint: webhookEndpoint(false) },
+    properties: { webhook_endpoint: webhookEndpoint('never') },
+  },
+  WebhookEndpointCreated: {
+    type: 'object',
+    required: ['webhook_endpoint'],
+    additionalProperties: false,
+    properties: { webhook_endpoint: webhookEndpoint('unless replayed') },
   },
   WebhookEndpointWithSecret: {
     type: 'object',
     required: ['webhook_endpoint'],
     additionalProperties: false,
-    properties: { webhook_endpoint: webhookEndpoint(true) },
+    properties: { webhook_endpoint: webhookEndpoint('always') },
   },
   WebhookEndpointPage: page('webhook_endpoints', { $ref: '#/components/schemas/WebhookEndpointResponse/properties/webhook_endpoint' }),
   WebhookDeliveryResponse: {
@@ -635,20 +890,18 @@ const schemas = {
       },
     },
   },
-  PosError: transactionEnvelope({
-    type: 'array',
-    minItems: 1,
-    items: { type: 'object', additionalProperties: false, required: ['message'], properties: { message: { type: 'string', minLength: 1 } } },
-  }),
+  PosError: transactionEnvelope(posErrors, ['ErrorMessage']),
+  PosThrottled: transactionEnvelope(posErrors, ['ErrorMessage', 'TokenRateLimitedMessage']),
 };
 
-/** An endpoint as answered: the secret only in the answers of create and rotate (and not in a replay). */
-function webhookEndpoint(withSecret: boolean) {
+/** An endpoint as answered: the secret only in the answers of create and rotate (and not in a replay of a create). */
+function webhookEndpoint(secret: 'always' | 'unless replayed' | 'never') {
   const fields = plain(webhookEndpointCreate.properties) as Record<string, any>;
+  const withSecret = secret !== 'never';
   return {
     type: 'object',
     additionalProperties: false,
-    required: ['id', 'url', 'event_types', 'description', 'status', 'created_at', 'updated_at'],
+    required: ['id', 'url', 'event_types', 'description', 'status', ...(secret === 'always' ? ['secret'] : []), 'created_at', 'updated_at'],
     properties: {
       id: { type: 'integer', minimum: 1 },
       url: { type: 'string', maxLength: 2048 },
@@ -656,7 +909,16 @@ function webhookEndpoint(withSecret: boolean) {
       description: fields.description,
       status: fields.status,
       ...(withSecret
-        ? { secret: { type: 'string', pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$', description: 'Shown in this answer only: keep it to verify deliveries.' } }
+        ? {
+            secret: {
+              type: 'string',
+              pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
+              description:
+                secret === 'always'
+                  ? 'Shown in this answer only: keep it to verify deliveries.'
+                  : 'Shown in this answer only (absent from a replayed one): keep it to verify deliveries.',
+            },
+          }
         : {}),
       created_at: { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' },
       updated_at: { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' },
@@ -677,7 +939,7 @@ function undescribed(route: Route): Operation {
 function pathItemOperation(route: Route) {
   const operation = operations[route.operationId] ?? undescribed(route);
   const responses: Record<string, object> = { ...operation.success };
-  for (const status of errorStatuses(route, operation)) responses[String(status)] = errorResponse(route.host, status, operation.errorDescriptions?.[status]);
+  for (const status of errorStatuses(route, operation)) responses[String(status)] = errorResponse(route, status, operation);
   for (const status of GATEWAY_STATUSES) responses[String(status)] = gatewayErrorResponse(route.host, status);
   return {
     operationId: route.operationId,

@@ -33,6 +33,7 @@ export function generatedValidators(): Record<string, string> {
     addFormats(ajv, ['date-time', 'date']);
     ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
     ajv.addKeyword({ keyword: 'x-kind', schemaType: 'string' });
+    ajv.addKeyword({ keyword: 'x-documented-as', schemaType: 'object' });
     ajv.addSchema(schema, name);
     // ajv's esm output still requires its runtime helpers; an import works in both tsx and esbuild.
     const code = standaloneCode(ajv, { validate: name })

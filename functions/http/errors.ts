@@ -8,19 +8,21 @@ export interface Problem {
   readonly field?: string;
 }
 
-/** Stable machine-readable names, used as `message_id` on the pos host and in logs. */
-export type ErrorCode =
-  | 'bad_request'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'not_found'
-  | 'conflict'
-  | 'precondition_failed'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'validation_failed'
-  | 'service_unavailable'
-  | 'internal_error';
+/** Stable machine-readable names, used as `message_id` on the pos host and in logs (and listed by the OpenAPI documents). */
+export const ERROR_CODES = [
+  'bad_request',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'precondition_failed',
+  'payload_too_large',
+  'unsupported_media_type',
+  'validation_failed',
+  'service_unavailable',
+  'internal_error',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export class HttpError extends Error {
   constructor(

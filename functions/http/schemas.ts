@@ -7,7 +7,10 @@ import Type, { type Static, type TSchema } from 'typebox';
  * embed all come from here. Plain data with no imports of the data layer.
  *
  * Two annotations shape the error messages (see validation.ts): `x-message` is the message when
- * a `pattern` or `not` keyword fails; `x-kind` names what a query or path value must be.
+ * a `pattern` or `not` keyword fails; `x-kind` names what a query or path value must be. A third,
+ * `x-documented-as`, is what the OpenAPI documents say of a path or query value that arrives as
+ * text but means a number or a boolean (openapi/document.ts): a client generated from them sends
+ * `limit: 100`, not `'100'`, while the server still checks the text with the pattern.
  * Every string a client sends has a `maxLength` (test/unit/http/openapi.test.ts walks the documents),
  * also where a pattern already bounds it, so that tools reading the documents see the bound.
  */
@@ -196,6 +199,7 @@ const positiveInteger = (description: string) =>
     pattern: positiveDecimalUpTo(SAFE_MAX),
     maxLength: String(SAFE_MAX).length,
     'x-kind': `a positive integer of at most ${SAFE_MAX} (2^53 - 1)`,
+    'x-documented-as': { type: 'integer', minimum: 1, maximum: SAFE_MAX },
     description,
   });
 
@@ -220,6 +224,7 @@ const limit = Type.String({
   pattern: '^([1-9][0-9]{0,2}|1000)$',
   maxLength: 4,
   'x-kind': 'an integer from 1 to 1000',
+  'x-documented-as': { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
   description: 'Items per page, 1–1000 (default 100).',
 });
 const cursor = Type.String({
@@ -249,6 +254,7 @@ const codeListQuery = Type.Object(
         pattern: '^(true|false)$',
         maxLength: 5,
         'x-kind': 'true or false',
+        'x-documented-as': { type: 'boolean' },
         description: 'Only the redeemed codes (true) or only the others (false).',
       }),
     ),
