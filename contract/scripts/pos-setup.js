@@ -1,7 +1,8 @@
 // Pre-request script of the pos collection's first request (portman.pos.json): the codes a till
 // scans must exist, so a code generator is created and three codes are issued on the core host
-// ({{coreBaseUrl}}, with the same token: the run's token has scope all); the second is redeemed by transaction contract-T2, which the
-// void then voids (giving it back). Sets posCode1, posCode2, posCode3.
+// ({{coreBaseUrl}}, with the run's token, of scope all). Sets posCode1 (checked, redeemed, then
+// released by the void of the documents' example transaction), posCode2 (redeemed here by
+// transaction contract-T2, so that another transaction is refused it) and posCode3.
 const core = pm.variables.get('coreBaseUrl');
 const headers = { 'X-Auth-Token': pm.variables.get('token'), 'Content-Type': 'application/json', Accept: 'application/json' };
 const post = (url, body, done) =>
