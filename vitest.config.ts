@@ -6,6 +6,10 @@ const HEAVY = ['test/attack/codes/issuance-concurrency.test.ts'];
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
+    // The local stack's invocation store, in every test process: the global setup loads it (through
+    // local/stack.ts), which sets AWS_LAMBDA_MAX_CONCURRENCY, and the test processes inherit the
+    // variable, with which Powertools refuses to log without the store ("InvokeStore is not available").
+    setupFiles: ['local/invocation.ts'],
     pool: 'forks',
     // Two cores: DynamoDB Local needs one of them.
     maxWorkers: 2,

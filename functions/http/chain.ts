@@ -38,7 +38,7 @@ export function api<Body = null, Params = null, Query = null>(options: ApiOption
     .use(authentication({ scope: route.scope }))
     .use(httpHeaderNormalizer())
     .use(parameters(options));
-  return route.body && options.body ? chain.use(jsonBody({ ...route.body, schema: options.body })) : chain;
+  return route.body && options.body ? chain.use(jsonBody({ ...route.body, schema: options.body, rules: options.bodyRules })) : chain;
 }
 
 /**

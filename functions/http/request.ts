@@ -2,7 +2,7 @@ import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import type { HostId, RouteBody } from '../routes.ts';
 import type { Reply } from './reply.ts';
-import type { GeneratedSchema } from './validation.ts';
+import type { BodyRules, GeneratedSchema } from './validation.ts';
 
 /**
  * The request side of the chain: the event and context a handler receives, and the options a
@@ -20,6 +20,8 @@ export interface ParameterOptions {
 export interface BodyOptions extends Omit<RouteBody, 'schema'> {
   /** The route's compiled body schema (schemas/<name>.generated.ts). */
   readonly schema: GeneratedSchema;
+  /** What the schema cannot say, checked with it (validation.ts). */
+  readonly rules?: BodyRules;
 }
 
 export type ApiEvent<Body = null, Params = null, Query = null> = Omit<APIGatewayProxyEvent, 'body' | 'headers'> & {
@@ -48,6 +50,11 @@ export interface ApiOptions extends ParameterOptions {
   readonly operationId: string;
   /** The compiled schema of the request body the row declares. */
   readonly body?: GeneratedSchema;
+  /**
+   * The body's rules the schema cannot state, run with it so that one 422 lists every problem of
+   * the body (validation.ts, BodyRules).
+   */
+  readonly bodyRules?: BodyRules;
 }
 
 export type ApiRequest = Request<ApiEvent<any, any, any>, Reply, Error, ApiContext>;

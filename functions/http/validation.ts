@@ -45,9 +45,23 @@ const NONEXISTENT: Record<string, { shape: RegExp; message: (value: string) => s
 
 type Where = { kind: 'body'; root: string } | { kind: 'query' } | { kind: 'path' };
 
-/** The validated body resource (defaults applied) or a 422 listing every problem. */
-export function checkBody<T>(compiled: GeneratedSchema, resource: Record<string, unknown>, root: string): T {
-  const problems = run(compiled, resource, { kind: 'body', root });
+/**
+ * A route's rules for what its body schema cannot say (webhook URLs, `*` standing alone): given
+ * the resource and whether a top-level field passed its own schema check, the problems of the
+ * fields that did, each named by its key (`url`) and said without the field's name
+ * (`must be an https:// URL`). They run with the schema, so one 422 lists every problem of the
+ * body, and never on a field the schema refused (one entry per field). They must not reach the
+ * network: they also run on bodies refused anyway.
+ */
+export type BodyRules = (resource: Readonly<Record<string, unknown>>, passed: (key: string) => boolean) => readonly BodyRuleProblem[];
+export interface BodyRuleProblem {
+  readonly key: string;
+  readonly message: string;
+}
+
+/** The validated body resource (defaults applied) or a 422 listing every problem, the schema's and the route's rules'. */
+export function checkBody<T>(compiled: GeneratedSchema, resource: Record<string, unknown>, root: string, rules?: BodyRules): T {
+  const problems = run(compiled, resource, { kind: 'body', root }, rules);
   if (problems.length > 0) throw validationFailed(problems);
   return resource as T;
 }
@@ -67,29 +81,34 @@ export function checkParameters<T>(compiled: GeneratedSchema, values: Record<str
   return converted as T;
 }
 
-function run({ validate, schema }: GeneratedSchema, data: Record<string, unknown>, where: Where): Problem[] {
-  if (validate(data)) return [];
+function run({ validate, schema }: GeneratedSchema, data: Record<string, unknown>, where: Where, rules?: BodyRules): Problem[] {
   const byField = new Map<string, ErrorObject>();
-  for (const error of validate.errors ?? []) {
-    if (error.keyword === 'anyOf' || (error.parentSchema as { type?: string } | undefined)?.type === 'null') continue;
-    const key = fieldKey(error);
-    const current = byField.get(key);
-    if (!current || PRIORITY.indexOf(error.keyword) < PRIORITY.indexOf(current.keyword)) byField.set(key, error);
+  if (!validate(data)) {
+    for (const error of validate.errors ?? []) {
+      if (error.keyword === 'anyOf' || (error.parentSchema as { type?: string } | undefined)?.type === 'null') continue;
+      const key = fieldKey(error);
+      const current = byField.get(key);
+      if (!current || PRIORITY.indexOf(error.keyword) < PRIORITY.indexOf(current.keyword)) byField.set(key, error);
+    }
   }
+  // A body without a root (`{"count":n}`) names its fields bare: `count`, not `.count`.
+  const fieldOf = (key: string) => (where.kind === 'body' && where.root ? `${where.root}.${key}` : key);
   // Keys that must not be sent come first, in the client's order; then the declared fields, in the schema's.
   const sent = Object.keys(data);
   const declared = Object.keys(schema.properties);
-  const rank = ([key, error]: [string, ErrorObject]) =>
-    error.keyword === 'additionalProperties' || error.keyword === 'not' ? sent.indexOf(key) : sent.length + declared.indexOf(key);
-  return [...byField.entries()]
+  const found: { key: string; first: boolean; message: string }[] = [...byField.entries()].map(([key, error]) => {
+    // A list's message says what the whole list must be, whichever item or bound failed.
+    const property = schema.properties[key];
+    const listMessage = error.keyword !== 'required' && property?.type === 'array' ? (property['x-message'] as string | undefined) : undefined;
+    return { key, first: error.keyword === 'additionalProperties' || error.keyword === 'not', message: listMessage ?? describe(error, where) };
+  });
+  for (const { key, message } of rules?.(data, (key) => !byField.has(key)) ?? []) found.push({ key, first: false, message });
+  const rank = ({ key, first }: { key: string; first: boolean }) => (first ? sent.indexOf(key) : sent.length + declared.indexOf(key));
+  return found
     .sort((a, b) => rank(a) - rank(b))
-    .map(([key, error]) => {
-      // A body without a root (`{"count":n}`) names its fields bare: `count`, not `.count`.
-      const field = where.kind === 'body' && where.root ? `${where.root}.${key}` : key;
-      // A list's message says what the whole list must be, whichever item or bound failed.
-      const property = schema.properties[key];
-      const listMessage = error.keyword !== 'required' && property?.type === 'array' ? (property['x-message'] as string | undefined) : undefined;
-      return { message: `${field} ${listMessage ?? describe(error, where)}`, field };
+    .map(({ key, message }) => {
+      const field = fieldOf(key);
+      return { message: `${field} ${message}`, field };
     });
 }
 
@@ -102,6 +121,16 @@ function fieldKey(error: ErrorObject): string {
     .replace(/~0/g, '~');
 }
 
+/** A JSON Schema type as an error message names it, with its article. */
+const TYPE_NAMES: Readonly<Record<string, string>> = {
+  integer: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  array: 'an array',
+  object: 'an object',
+};
+
 function describe(error: ErrorObject, where: Where): string {
   const schema = (error.parentSchema ?? {}) as Record<string, any>;
   switch (error.keyword) {
@@ -112,7 +141,13 @@ function describe(error: ErrorObject, where: Where): string {
     case 'not':
       return schema['x-message'] ?? 'is not allowed';
     case 'type':
-      return schema.type === 'integer' ? 'must be an integer' : `must be a ${schema.type}`;
+      return `must be ${TYPE_NAMES[schema.type as string] ?? `of type ${schema.type}`}`;
+    case 'minItems':
+      return schema.minItems === 1 ? 'must list at least one value' : `must list at least ${schema.minItems} values`;
+    case 'maxItems':
+      return `must list at most ${schema.maxItems} values`;
+    case 'uniqueItems':
+      return 'must not list the same value twice';
     case 'minLength':
       return schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters`;
     case 'maxLength':

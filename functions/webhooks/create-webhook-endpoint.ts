@@ -10,7 +10,7 @@ import { idempotencyScope, replay, storedResponseAfterConflict } from '#http/ide
 import { presentWebhookEndpoint } from './presenters.ts';
 import type { WebhookEndpointCreate } from '#http/schemas';
 import webhookEndpointCreate from '#http/schemas/webhookEndpointCreate.generated';
-import { checkEndpointFields } from './endpoint-fields.ts';
+import { endpointFieldRules } from './endpoint-fields.ts';
 import { newSecret } from './rules.ts';
 
 type EndpointInput = Required<Pick<WebhookEndpointCreate, 'url' | 'event_types' | 'description' | 'status'>>;
@@ -28,8 +28,8 @@ export const handler = api<EndpointInput>({
   host: 'core',
   operationId: 'createWebhookEndpoint',
   body: webhookEndpointCreate,
+  bodyRules: endpointFieldRules,
 }).handler(async (event, context) => {
-  checkEndpointFields(event.body);
   const scope = idempotencyScope(event.headers, context.accountId, 'createWebhookEndpoint', event.body);
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const now = new Date();

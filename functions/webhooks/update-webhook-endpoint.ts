@@ -8,7 +8,7 @@ import { presentWebhookEndpoint } from './presenters.ts';
 import type { WebhookEndpointPatch } from '#http/schemas';
 import idPath from '#http/schemas/idPath.generated';
 import webhookEndpointPatch from '#http/schemas/webhookEndpointPatch.generated';
-import { checkEndpointFields } from './endpoint-fields.ts';
+import { endpointFieldRules } from './endpoint-fields.ts';
 
 const ATTEMPTS = 3;
 const CHANGEABLE = ['url', 'event_types', 'description', 'status'] as const;
@@ -25,9 +25,9 @@ export const handler = api<Pick<WebhookEndpointPatch, (typeof CHANGEABLE)[number
   operationId: 'updateWebhookEndpoint',
   params: idPath,
   body: webhookEndpointPatch,
+  bodyRules: endpointFieldRules,
 }).handler(async (event, context) => {
   const ifMatch = ifMatchOf(event.headers);
-  checkEndpointFields(event.body);
   const { id } = event.params;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const current = await findEndpoint(context.accountId, id);

@@ -1,14 +1,24 @@
 import { resolve } from 'node:path';
+import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { newAccount } from './accounts.ts';
 import { bundledHandlers, sourceHandlers, startLocalApi, type HandlerLoader, type LocalApi } from '../../local/server.ts';
 
 /**
- * The local server on free ports, serving either the TypeScript sources or, with
- * TILLGATE_HANDLERS=bundles, the bundles `cdk synth` built into cdk.out.
+ * Wraps a handler where the local stack invokes it, inside the invocation: a test that watches
+ * invocations from outside the function (test/e2e/webhooks/log-context.test.ts).
  */
-export async function startTestApi(): Promise<LocalApi> {
-  return startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: await handlerLoader(), log: () => undefined });
+export type Around = <Event, Result>(handler: (event: Event, context: Context) => Promise<Result>) => (event: Event, context: Context) => Promise<Result>;
+
+/**
+ * The local server on free ports, serving either the TypeScript sources or, with
+ * TILLGATE_HANDLERS=bundles, the bundles `cdk synth` built into cdk.out; each handler wrapped
+ * by `around` when given.
+ */
+export async function startTestApi(around?: Around): Promise<LocalApi> {
+  const load = await handlerLoader();
+  const loadHandler: HandlerLoader = around ? async (route) => around(await load(route)) : load;
+  return startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler, log: () => undefined });
 }
 
 async function handlerLoader(): Promise<HandlerLoader> {

@@ -1,18 +1,21 @@
 import { resolve } from 'node:path';
 import { tableNamesWithPrefix } from '../../local/dynamodb.ts';
 import { accountsOfThisProcess } from './accounts.ts';
-import { bundledWorkers, sourceWorkers, startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks.ts';
+import type { Around } from './local-api.ts';
+import { bundledWorkers, sourceWorkers, startLocalWebhooks, type LocalWebhooks, type WorkerLoader } from '../../local/webhooks.ts';
 
 /**
  * The local stack's webhook stand-ins (the stream poller and the in-process queue) on the test
  * database, with the worker handlers from the sources or, with TILLGATE_HANDLERS=bundles, from
- * the bundles `cdk synth` built.
+ * the bundles `cdk synth` built; each handler wrapped by `around` when given.
  */
 export async function startTestWebhooks(
-  options: { visibilityMs?: number; streams?: boolean; concurrency?: Record<string, number> } = {},
+  options: { visibilityMs?: number; streams?: boolean; concurrency?: Record<string, number>; around?: Around } = {},
 ): Promise<LocalWebhooks> {
-  const loadWorker =
+  const load: WorkerLoader =
     process.env.TILLGATE_HANDLERS === 'bundles' ? bundledWorkers((await import('../../infra/bundles.ts')).findBundles(resolve('cdk.out'))) : sourceWorkers;
+  const { around } = options;
+  const loadWorker: WorkerLoader = around ? async (worker) => around(await load(worker)) : load;
   return startLocalWebhooks({
     endpoint: process.env.DYNAMODB_ENDPOINT!,
     tableNames: tableNamesWithPrefix('test-'),

@@ -7,7 +7,8 @@ import type { ApiMiddleware, ApiRequest, BodyOptions } from '#http/request';
 
 /**
  * Hand-written: the request body, checked in the contract's order: size, content type, UTF-8,
- * JSON, shape, fields (the ajv validators of schemas.ts). middy's http-json-body-parser does not
+ * JSON, shape, fields (the ajv validators of schemas.ts, and with them the route's rules for what
+ * a schema cannot say: every problem of the fields in one 422). middy's http-json-body-parser does not
  * fit the contract: it answers malformed JSON with 422 (the contract: 400), refuses a missing
  * Content-Type (the contract reads it as JSON), refuses `__proto__` keys that the pos host must
  * ignore, and its prototype-guarding reviver overflows the stack on bodies nested a few thousand
@@ -47,7 +48,7 @@ export function jsonBody(options: BodyOptions): ApiMiddleware {
       if (options.lenient) {
         for (const [key, value] of Object.entries(resource)) if (value === null || !properties.includes(key)) delete resource[key];
       }
-      (request as ApiRequest).event.body = checkBody(options.schema, resource, options.root ?? '');
+      (request as ApiRequest).event.body = checkBody(options.schema, resource, options.root ?? '', options.rules);
     },
   };
 }

@@ -7,6 +7,7 @@ import { useLocalApi } from '../../support/local-api.ts';
 import { startTestWebhooks } from '../../support/local-webhooks.ts';
 import { startReceiver, type Receiver } from '../../support/webhooks/receiver.ts';
 import type { LocalWebhooks } from '../../../local/webhooks.ts';
+import { EVENT_TYPES } from '../../../functions/data/event-types.ts';
 
 /**
  * Webhooks end to end: the endpoint routes over HTTP, and deliveries driven by DynamoDB Local's
@@ -204,6 +205,93 @@ describe('webhook endpoint routes', () => {
         JSON.stringify(fields),
       ).toContain(field);
     }
+  });
+
+  it('lists every problem of a body with 422, those of the schema and of the URL and event_types rules together, one per field', async () => {
+    const post = (fields: unknown) =>
+      call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', { token: ctx.account.token, body: { webhook_endpoint: fields } });
+    const MIXED_TYPES = 'webhook_endpoint.event_types must be ["*"] alone or a list of event types without "*"';
+    const cases: [unknown, { field: string; message: string }[]][] = [
+      // An unknown key and a URL the rules refuse.
+      [
+        { url: 'ftp://hooks.example.com/', color: 'red' },
+        [
+          { field: 'webhook_endpoint.color', message: 'webhook_endpoint.color is not a known field' },
+          { field: 'webhook_endpoint.url', message: 'webhook_endpoint.url must be an https:// or http:// URL' },
+        ],
+      ],
+      // A wrong type in another field, a URL and event types the rules refuse.
+      [
+        { url: 'https://user:pw@hooks.example.com/', event_types: ['*', 'codes.issued'], description: 7 },
+        [
+          { field: 'webhook_endpoint.url', message: 'webhook_endpoint.url must not contain a user name or password' },
+          { field: 'webhook_endpoint.event_types', message: MIXED_TYPES },
+          { field: 'webhook_endpoint.description', message: 'webhook_endpoint.description must be a string' },
+        ],
+      ],
+      // Keys that must not be sent first, in the client's order; then the fields in their order.
+      [
+        { status: 'paused', color: 'red', url: 'https://10.0.0.1/', id: 5, event_types: ['*', 'codes.issued'] },
+        [
+          { field: 'webhook_endpoint.color', message: 'webhook_endpoint.color is not a known field' },
+          { field: 'webhook_endpoint.id', message: 'webhook_endpoint.id is read-only and cannot be set' },
+          { field: 'webhook_endpoint.url', message: 'webhook_endpoint.url must not point at a private address (10.0.0.1)' },
+          { field: 'webhook_endpoint.event_types', message: MIXED_TYPES },
+          { field: 'webhook_endpoint.status', message: 'webhook_endpoint.status must be one of "enabled", "disabled"' },
+        ],
+      ],
+      // A field its schema refuses is not judged by the rules as well: one entry for each.
+      [
+        { url: `ftp://hooks.example.com/${'a'.repeat(2048)}`, event_types: ['*', 'codes.nope'], color: 'red' },
+        [
+          { field: 'webhook_endpoint.color', message: 'webhook_endpoint.color is not a known field' },
+          { field: 'webhook_endpoint.url', message: 'webhook_endpoint.url must be at most 2048 characters' },
+          {
+            field: 'webhook_endpoint.event_types',
+            message: `webhook_endpoint.event_types must be one of ${[...EVENT_TYPES, '*'].map((type) => `"${type}"`).join(', ')}`,
+          },
+        ],
+      ],
+    ];
+    for (const [fields, errors] of cases) {
+      const response = await post(fields);
+      const label = JSON.stringify(fields).slice(0, 200);
+      expect(response.status, label).toBe(422);
+      expect(response.json.errors, label).toEqual(errors);
+    }
+    const list = await call(ctx.api, 'core', 'GET', '/v1.0/webhook_endpoints', { token: ctx.account.token });
+    expect(list.json.webhook_endpoints).toEqual([]);
+  });
+
+  it('lists every problem of a PATCH body with 422 the same way, and changes nothing', async () => {
+    const created = await register();
+    const patch = (fields: unknown) =>
+      call(ctx.api, 'core', 'PATCH', `/v1.0/webhook_endpoints/${created.id}`, { token: ctx.account.token, body: { webhook_endpoint: fields } });
+    const cases: [unknown, { field: string; message: string }[]][] = [
+      [
+        { url: 'https://10.0.0.1/', created_at: 'x' },
+        [
+          { field: 'webhook_endpoint.created_at', message: 'webhook_endpoint.created_at is read-only and cannot be set' },
+          { field: 'webhook_endpoint.url', message: 'webhook_endpoint.url must not point at a private address (10.0.0.1)' },
+        ],
+      ],
+      [
+        { color: 'red', event_types: ['*', 'codes.issued'], status: 'paused', url: 'not a url' },
+        [
+          { field: 'webhook_endpoint.color', message: 'webhook_endpoint.color is not a known field' },
+          { field: 'webhook_endpoint.url', message: 'webhook_endpoint.url must be an absolute https:// or http:// URL' },
+          { field: 'webhook_endpoint.event_types', message: 'webhook_endpoint.event_types must be ["*"] alone or a list of event types without "*"' },
+          { field: 'webhook_endpoint.status', message: 'webhook_endpoint.status must be one of "enabled", "disabled"' },
+        ],
+      ],
+    ];
+    for (const [fields, errors] of cases) {
+      const response = await patch(fields);
+      expect(response.status, JSON.stringify(fields)).toBe(422);
+      expect(response.json.errors, JSON.stringify(fields)).toEqual(errors);
+    }
+    const read = await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${created.id}`, { token: ctx.account.token });
+    expect(read.json.webhook_endpoint).toEqual({ ...created.body.webhook_endpoint, secret: undefined });
   });
 
   it('changes fields with PATCH and If-Match, 412 on a stale tag, nothing on a no-op', async () => {

@@ -14,8 +14,8 @@ import { captureLogs } from '../../attack/support.ts';
  * its worker while the route is still running. Each invocation must still be on its own, as in
  * Lambda: the route's deadline must not follow its message into the worker (it did: the route
  * answered, its deadline aborted the sender's claim with "The invocation has already answered",
- * and the attempt left on the message's second receive, a visibility time-out later). (A
- * route's log lines can still carry a worker's Lambda context: see local/invocation.ts.)
+ * and the attempt left on the message's second receive, a visibility time-out later). That each
+ * log line carries its own invocation's Lambda context is log-context.test.ts's.
  * The queue hands a failed message over again after 5 s here, as in `npm start`.
  */
 const ctx = useLocalApi();

@@ -139,12 +139,14 @@ describe('webhook plumbing in AWS', () => {
     }
   });
 
-  it('never sets the local-only settings in AWS (http:// and loopback URLs, a shorter schedule or time-out)', () => {
+  it('never sets the local-only settings in AWS (http:// and loopback URLs, a shorter schedule or time-out, concurrent invocations)', () => {
     for (const [, fn] of ofType('AWS::Lambda::Function')) {
       const variables = Object.keys(fn.Properties.Environment?.Variables ?? {});
       expect(variables).not.toContain('TILLGATE_LOCAL_WEBHOOKS');
       expect(variables).not.toContain('WEBHOOK_RETRY_SCHEDULE');
       expect(variables).not.toContain('WEBHOOK_TIMEOUT_MS');
+      // The local stack's (local/invocation.ts): in AWS one invocation at a time per environment.
+      expect(variables).not.toContain('AWS_LAMBDA_MAX_CONCURRENCY');
     }
   });
 

@@ -102,3 +102,23 @@ describe('integers past 2^53 - 1 (ids, store_id): the answer names the bound', (
     expect(checkParameters(validators.idPath, { id: '9007199254740991' }, 'path')).toEqual({ id: 9007199254740991 });
   });
 });
+
+describe('messages say what a field must be, in words', () => {
+  const endpoint = (fields: Record<string, unknown>) => () =>
+    checkBody(validators.webhookEndpointCreate, { url: 'https://hooks.example.com/', ...fields }, 'webhook_endpoint');
+
+  it.each([
+    [{ event_types: 'codes.issued' }, 'webhook_endpoint.event_types must be an array'],
+    [{ event_types: [] }, 'webhook_endpoint.event_types must list at least one value'],
+    [{ event_types: ['codes.issued', 'codes.issued'] }, 'webhook_endpoint.event_types must not list the same value twice'],
+    [{ description: 7 }, 'webhook_endpoint.description must be a string'],
+    [{ url: {} }, 'webhook_endpoint.url must be a string'],
+  ])('%j: %s', (fields, message) => {
+    expect(failure(endpoint(fields)).problems.map((p) => p.message)).toEqual([message]);
+  });
+
+  it('a body field of the wrong type names the type with its article', () => {
+    const { problems } = failure(() => checkBody(validators.codesRedemption, { site_id: 's', pos_transaction_id: 't', codes: {} }, 'transaction'));
+    expect(problems[0]!.message).not.toMatch(/must be a (array|object|integer)/);
+  });
+});
