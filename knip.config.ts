@@ -43,7 +43,9 @@ const config: KnipConfig = {
   // The JDK that runs DynamoDB Local: preflight.mjs checks for it, npm does not install it.
   ignoreBinaries: ['java'],
   // Run by scripts/lint.mjs (\`npm run lint\`): knip sees the binaries of package.json's scripts, not of the files they start.
-  ignoreDependencies: ['@biomejs/biome'],
+  // Portman is started by path (test/contract/portman.test.ts resolves its bin); tslib is required by Portman's
+  // compiled code but listed only among its devDependencies, so it must sit beside it. Nothing imports either.
+  ignoreDependencies: ['@biomejs/biome', '@apideck/portman', 'tslib'],
 };
 
 export default config;

@@ -113,7 +113,11 @@ function gatewayErrorResponse(host: HostId, status: number) {
 function rowDescription(route: Route, status: number): string | undefined {
   if (status === 400) {
     const faults = [
-      ...(route.body ? ['malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape'] : []),
+      ...(route.body
+        ? [
+            `malformed JSON, a body that is not valid UTF-8, or a body that is not a JSON object${route.body.root ? ` holding a ${route.body.root} object (a missing ${route.body.root} is this 400, not a 422)` : ''}`,
+          ]
+        : []),
       ...(route.params
         ? [
             `a path ${Object.keys(requestSchemas[route.params].properties)
