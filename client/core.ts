@@ -739,7 +739,7 @@ export interface operations {
                     "application/json": components["schemas"]["CodeGeneratorResponse"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape; an Idempotency-Key that is not 1–255 visible ASCII characters. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a body that is not a JSON object holding a code_generator object (a missing code_generator is this 400, not a 422); an Idempotency-Key that is not 1–255 visible ASCII characters. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -1245,7 +1245,7 @@ export interface operations {
                     "application/json": components["schemas"]["CodeGeneratorResponse"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape; a path id that is not a positive integer; an If-Match that is not entity tags. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a body that is not a JSON object holding a code_generator object (a missing code_generator is this 400, not a 422); a path id that is not a positive integer; an If-Match that is not entity tags. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -1772,7 +1772,7 @@ export interface operations {
                     "application/json": components["schemas"]["IssuedCodes"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape; a path id that is not a positive integer; an Idempotency-Key that is not 1–255 visible ASCII characters. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a body that is not a JSON object; a path id that is not a positive integer; an Idempotency-Key that is not 1–255 visible ASCII characters. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -3160,7 +3160,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointCreated"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape; an Idempotency-Key that is not 1–255 visible ASCII characters. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a body that is not a JSON object holding a webhook_endpoint object (a missing webhook_endpoint is this 400, not a 422); an Idempotency-Key that is not 1–255 visible ASCII characters. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -3875,7 +3875,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointResponse"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape; a path id that is not a positive integer; an If-Match that is not entity tags. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a body that is not a JSON object holding a webhook_endpoint object (a missing webhook_endpoint is this 400, not a 422); a path id that is not a positive integer; an If-Match that is not entity tags. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -4163,7 +4163,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape; a path id that is not a positive integer. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a body that is not a JSON object; a path id that is not a positive integer. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -4665,7 +4665,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape; a path id or event_id that is not a positive integer. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a body that is not a JSON object; a path id or event_id that is not a positive integer. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */

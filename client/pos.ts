@@ -362,7 +362,7 @@ export interface operations {
                     "application/json": components["schemas"]["VoidResponse"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a body that is not a JSON object holding a transaction object (a missing transaction is this 400, not a 422). */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -606,7 +606,7 @@ export interface operations {
                     "application/json": components["schemas"]["RedeemedCodes"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a body that is not a JSON object holding a transaction object (a missing transaction is this 400, not a 422). */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -867,7 +867,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidatedCodes"];
                 };
             };
-            /** @description Malformed JSON, a body that is not valid UTF-8, or a wrong top-level shape. */
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a body that is not a JSON object holding a transaction object (a missing transaction is this 400, not a 422). */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
