@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAccount } from '../../support/accounts.ts';
 import { winterPromotion } from '../../support/fixtures.ts';
 import { call, RFC3339_MILLIS_UTC } from '../../support/http.ts';
+import { send, type CoreBody, type CoreQuery } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { startTestWebhooks } from '../../support/local-webhooks.ts';
 import { startReceiver, type Receiver } from '../../support/webhooks/receiver.ts';
@@ -39,12 +40,11 @@ interface Created {
   body: any;
 }
 
-async function register(fields: Record<string, unknown> = {}, token = ctx.account.token): Promise<Created> {
+async function register(fields: Omit<CoreBody<'createWebhookEndpoint'>['webhook_endpoint'], 'url'> = {}, token = ctx.account.token): Promise<Created> {
   const path = newPath();
-  const response = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', {
-    token,
-    body: { webhook_endpoint: { url: `${receiver.url}${path}`, ...fields } },
-  });
+  const response = await send(ctx.api, token, ({ core }) =>
+    core.POST('/v1.0/webhook_endpoints', { body: { webhook_endpoint: { url: `${receiver.url}${path}`, ...fields } } }),
+  );
   expect(response.status, response.text).toBe(201);
   const endpoint = response.json.webhook_endpoint;
   receiver.secrets(path, [endpoint.secret]);
@@ -52,22 +52,37 @@ async function register(fields: Record<string, unknown> = {}, token = ctx.accoun
 }
 
 const createGenerator = async (token = ctx.account.token) => {
-  const response = await call(ctx.api, 'core', 'POST', '/v1.0/codegen', { token, body: { code_generator: winterPromotion } });
+  const response = await send(ctx.api, token, ({ core }) => core.POST('/v1.0/codegen', { body: { code_generator: winterPromotion } }));
   expect(response.status, response.text).toBe(201);
   return response.json.code_generator.id as number;
 };
 
 /** The account's latest events through the feed, to learn the ids the deliveries must carry. */
 const events = async (token = ctx.account.token) => {
-  const response = await call(ctx.api, 'core', 'GET', '/v1.0/events', { token });
+  const response = await send(ctx.api, token, ({ core }) => core.GET('/v1.0/events'));
   return response.json.events as { id: number; type: string; resource_id: string; created_at: string }[];
 };
 
 const deliveries = async (id: number, token = ctx.account.token) => {
-  const response = await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${id}/deliveries`, { token });
+  const response = await send(ctx.api, token, ({ core }) => core.GET('/v1.0/webhook_endpoints/{id}/deliveries', { params: { path: { id } } }));
   expect(response.status, response.text).toBe(200);
   return response.json.deliveries as any[];
 };
+
+const readEndpoint = (id: number, headers: { 'If-None-Match'?: string } = {}) =>
+  send(ctx.api, ctx.account.token, ({ core }) => core.GET('/v1.0/webhook_endpoints/{id}', { params: { path: { id }, header: headers } }));
+const listEndpoints = (query: CoreQuery<'listWebhookEndpoints'> = {}, token = ctx.account.token) =>
+  send(ctx.api, token, ({ core }) => core.GET('/v1.0/webhook_endpoints', { params: { query } }));
+const createEndpoint = (endpoint: CoreBody<'createWebhookEndpoint'>['webhook_endpoint'], headers: { 'Idempotency-Key'?: string } = {}) =>
+  send(ctx.api, ctx.account.token, ({ core }) => core.POST('/v1.0/webhook_endpoints', { params: { header: headers }, body: { webhook_endpoint: endpoint } }));
+const deleteEndpoint = (id: number) =>
+  send(ctx.api, ctx.account.token, ({ core }) => core.DELETE('/v1.0/webhook_endpoints/{id}', { params: { path: { id } } }));
+const retryDelivery = (id: number, eventId: number) =>
+  send(ctx.api, ctx.account.token, ({ core }) =>
+    core.POST('/v1.0/webhook_endpoints/{id}/deliveries/{event_id}/retry', { params: { path: { id, event_id: eventId } } }),
+  );
+const rotateSecret = (id: number) =>
+  send(ctx.api, ctx.account.token, ({ core }) => core.POST('/v1.0/webhook_endpoints/{id}/rotate_secret', { params: { path: { id } } }));
 
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -94,21 +109,18 @@ describe('webhook endpoint routes', () => {
     expect(endpoint.updated_at).toBe(endpoint.created_at);
     expect(await events()).toEqual(before);
 
-    const read = await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${created.id}`, { token: ctx.account.token });
+    const read = await readEndpoint(created.id);
     expect(read.status).toBe(200);
     const { secret: _secret, ...withoutSecret } = endpoint;
     expect(read.json).toEqual({ webhook_endpoint: withoutSecret });
     expect(read.text).not.toContain(created.secret);
     const etag = read.headers.get('etag')!;
-    const again = await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${created.id}`, { token: ctx.account.token, headers: { 'If-None-Match': etag } });
+    const again = await readEndpoint(created.id, { 'If-None-Match': etag });
     expect(again.status).toBe(304);
   });
 
   it('answers Location /v1.0/webhook_endpoints/{id}', async () => {
-    const response = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', {
-      token: ctx.account.token,
-      body: { webhook_endpoint: { url: 'https://hooks.example.com/tillgate', event_types: ['transaction.voided'] } },
-    });
+    const response = await createEndpoint({ url: 'https://hooks.example.com/tillgate', event_types: ['transaction.voided'] });
     expect(response.status).toBe(201);
     expect(response.headers.get('location')).toBe(`/v1.0/webhook_endpoints/${response.json.webhook_endpoint.id}`);
   });
@@ -116,10 +128,10 @@ describe('webhook endpoint routes', () => {
   it('lists endpoints in ascending id order without secrets, in full pages', async () => {
     const made = [];
     for (let i = 0; i < 5; i++) made.push(await register());
-    const first = await call(ctx.api, 'core', 'GET', '/v1.0/webhook_endpoints?limit=3', { token: ctx.account.token });
+    const first = await listEndpoints({ limit: 3 });
     expect(first.status).toBe(200);
     expect(first.json.webhook_endpoints.map((e: any) => e.id)).toEqual(made.slice(0, 3).map((e) => e.id));
-    const second = await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints?limit=3&cursor=${first.json.next_cursor}`, { token: ctx.account.token });
+    const second = await listEndpoints({ limit: 3, cursor: first.json.next_cursor });
     expect(second.json.webhook_endpoints.map((e: any) => e.id)).toEqual(made.slice(3).map((e) => e.id));
     expect(second.json.next_cursor).toBeNull();
     for (const made1 of made) {
@@ -129,41 +141,22 @@ describe('webhook endpoint routes', () => {
   });
 
   it('refuses an 11th endpoint with 409, also when 14 creates race', async () => {
-    const results = await Promise.all(
-      Array.from({ length: 14 }, () =>
-        call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', {
-          token: ctx.account.token,
-          body: { webhook_endpoint: { url: 'https://hooks.example.com/race' } },
-        }),
-      ),
-    );
+    const results = await Promise.all(Array.from({ length: 14 }, () => createEndpoint({ url: 'https://hooks.example.com/race' })));
     const statuses = results.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 201)).toHaveLength(10);
     expect(statuses.filter((s) => s === 409)).toHaveLength(4);
     const conflict = results.find((r) => r.status === 409)!;
     expect(conflict.json).toEqual({ errors: [{ message: 'An account has at most 10 webhook endpoints: delete one before creating another' }] });
-    const list = await call(ctx.api, 'core', 'GET', '/v1.0/webhook_endpoints', { token: ctx.account.token });
+    const list = await listEndpoints();
     expect(list.json.webhook_endpoints).toHaveLength(10);
     // A delete frees a place.
     const id = list.json.webhook_endpoints[0].id;
-    expect((await call(ctx.api, 'core', 'DELETE', `/v1.0/webhook_endpoints/${id}`, { token: ctx.account.token })).status).toBe(200);
-    expect(
-      (
-        await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', {
-          token: ctx.account.token,
-          body: { webhook_endpoint: { url: 'https://hooks.example.com/x' } },
-        })
-      ).status,
-    ).toBe(201);
+    expect((await deleteEndpoint(id)).status).toBe(200);
+    expect((await createEndpoint({ url: 'https://hooks.example.com/x' })).status).toBe(201);
   });
 
   it('replays an Idempotency-Key without the secret, and refuses the key with another body', async () => {
-    const request = (url: string) =>
-      call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', {
-        token: ctx.account.token,
-        headers: { 'Idempotency-Key': 'erp-hook-1' },
-        body: { webhook_endpoint: { url } },
-      });
+    const request = (url: string) => createEndpoint({ url }, { 'Idempotency-Key': 'erp-hook-1' });
     const first = await request('https://hooks.example.com/a');
     expect(first.status).toBe(201);
     const replay = await request('https://hooks.example.com/a');
@@ -174,7 +167,7 @@ describe('webhook endpoint routes', () => {
     expect(replay.json).toEqual({ webhook_endpoint: rest });
     expect(replay.headers.get('location')).toBe(first.headers.get('location'));
     expect((await request('https://hooks.example.com/b')).status).toBe(409);
-    const list = await call(ctx.api, 'core', 'GET', '/v1.0/webhook_endpoints', { token: ctx.account.token });
+    const list = await listEndpoints();
     expect(list.json.webhook_endpoints).toHaveLength(1);
   });
 
@@ -259,7 +252,7 @@ describe('webhook endpoint routes', () => {
       expect(response.status, label).toBe(422);
       expect(response.json.errors, label).toEqual(errors);
     }
-    const list = await call(ctx.api, 'core', 'GET', '/v1.0/webhook_endpoints', { token: ctx.account.token });
+    const list = await listEndpoints();
     expect(list.json.webhook_endpoints).toEqual([]);
   });
 
@@ -290,13 +283,13 @@ describe('webhook endpoint routes', () => {
       expect(response.status, JSON.stringify(fields)).toBe(422);
       expect(response.json.errors, JSON.stringify(fields)).toEqual(errors);
     }
-    const read = await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${created.id}`, { token: ctx.account.token });
+    const read = await readEndpoint(created.id);
     expect(read.json.webhook_endpoint).toEqual({ ...created.body.webhook_endpoint, secret: undefined });
   });
 
   it('changes fields with PATCH and If-Match, 412 on a stale tag, nothing on a no-op', async () => {
     const created = await register();
-    const read = await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${created.id}`, { token: ctx.account.token });
+    const read = await readEndpoint(created.id);
     const etag = read.headers.get('etag')!;
     const patch = (body: unknown, headers: Record<string, string> = {}) =>
       call(ctx.api, 'core', 'PATCH', `/v1.0/webhook_endpoints/${created.id}`, { token: ctx.account.token, body: { webhook_endpoint: body }, headers });
@@ -330,12 +323,12 @@ describe('webhook endpoint routes', () => {
       });
       expect(response.status, `${method} ${path}`).toBe(404);
     }
-    expect((await call(ctx.api, 'core', 'GET', '/v1.0/webhook_endpoints', { token: other.token })).json.webhook_endpoints).toEqual([]);
-    const deleted = await call(ctx.api, 'core', 'DELETE', `/v1.0/webhook_endpoints/${created.id}`, { token: ctx.account.token });
+    expect((await listEndpoints({}, other.token)).json.webhook_endpoints).toEqual([]);
+    const deleted = await deleteEndpoint(created.id);
     expect(deleted.status).toBe(200);
     expect(deleted.text).toBe(' ');
-    expect((await call(ctx.api, 'core', 'DELETE', `/v1.0/webhook_endpoints/${created.id}`, { token: ctx.account.token })).status).toBe(404);
-    expect((await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${created.id}`, { token: ctx.account.token })).status).toBe(404);
+    expect((await deleteEndpoint(created.id)).status).toBe(404);
+    expect((await readEndpoint(created.id)).status).toBe(404);
     expect((await call(ctx.api, 'core', 'GET', '/v1.0/webhook_endpoints/0', { token: ctx.account.token })).status).toBe(400);
     expect((await call(ctx.api, 'core', 'GET', '/v1.0/webhook_endpoints/01', { token: ctx.account.token })).status).toBe(400);
     expect((await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints/7/deliveries/x/retry', { token: ctx.account.token })).status).toBe(400);
@@ -350,16 +343,22 @@ describe('deliveries', () => {
     const voided = await register({ event_types: ['transaction.voided'] });
     const started = Date.now();
     const generator = await createGenerator();
-    expect((await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${generator}/codes`, { token: ctx.account.token, body: { count: 2 } })).status).toBe(201);
     expect(
-      (await call(ctx.api, 'core', 'PATCH', `/v1.0/codegen/${generator}`, { token: ctx.account.token, body: { code_generator: { description: 'x' } } })).status,
+      (await send(ctx.api, ctx.account.token, ({ core }) => core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id: generator } }, body: { count: 2 } })))
+        .status,
+    ).toBe(201);
+    expect(
+      (
+        await send(ctx.api, ctx.account.token, ({ core }) =>
+          core.PATCH('/v1.0/codegen/{id}', { params: { path: { id: generator } }, body: { code_generator: { description: 'x' } } }),
+        )
+      ).status,
     ).toBe(200);
     expect(
       (
-        await call(ctx.api, 'pos', 'POST', '/v2.0/voided_transactions', {
-          token: ctx.account.token,
-          body: { transaction: { site_id: 's/1', pos_transaction_id: 'T 1' } },
-        })
+        await send(ctx.api, ctx.account.token, ({ pos }) =>
+          pos.POST('/v2.0/voided_transactions', { body: { transaction: { site_id: 's/1', pos_transaction_id: 'T 1' } } }),
+        )
       ).status,
     ).toBe(200);
     const feed = await events();
@@ -421,7 +420,7 @@ describe('deliveries', () => {
     receiver.behave(endpoint.path, { status: 500 });
     await createGenerator();
     const [event] = await events();
-    expect((await call(ctx.api, 'core', 'DELETE', `/v1.0/events/${event!.id}`, { token: ctx.account.token })).status).toBe(200);
+    expect((await send(ctx.api, ctx.account.token, ({ core }) => core.DELETE('/v1.0/events/{id}', { params: { path: { id: event!.id } } }))).status).toBe(200);
     await receiver.waitFor(endpoint.path, 2);
     const pending = await deliveries(endpoint.id);
     expect(pending[0]).toMatchObject({ status: 'pending', last_response_status: 500 });
@@ -454,7 +453,7 @@ describe('deliveries', () => {
     expect(receiver.on(endpoint.path)).toHaveLength(4);
 
     receiver.behave(endpoint.path, { status: 200 });
-    const retry = await call(ctx.api, 'core', 'POST', `/v1.0/webhook_endpoints/${endpoint.id}/deliveries/${event!.id}/retry`, { token: ctx.account.token });
+    const retry = await retryDelivery(endpoint.id, event!.id);
     expect(retry.status, retry.text).toBe(202);
     expect(retry.json.delivery).toMatchObject({ event_id: event!.id, status: 'pending', attempts: 4 });
     const all = await receiver.waitFor(endpoint.path, 5);
@@ -465,10 +464,7 @@ describe('deliveries', () => {
       () => deliveries(endpoint.id),
       (list) => list[0]?.status === 'succeeded',
     );
-    const missing = await call(ctx.api, 'core', 'POST', `/v1.0/webhook_endpoints/${endpoint.id}/deliveries/${event!.id + 1000000}/retry`, {
-      token: ctx.account.token,
-      body: {},
-    });
+    const missing = await retryDelivery(endpoint.id, event!.id + 1000000);
     expect(missing.status).toBe(404);
   });
 
@@ -481,10 +477,7 @@ describe('deliveries', () => {
       });
     });
     const path = '/late';
-    const response = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', {
-      token: ctx.account.token,
-      body: { webhook_endpoint: { url: `http://127.0.0.1:${port}${path}` } },
-    });
+    const response = await createEndpoint({ url: `http://127.0.0.1:${port}${path}` });
     const id = response.json.webhook_endpoint.id;
     await createGenerator();
     await until(
@@ -501,7 +494,7 @@ describe('deliveries', () => {
     await createGenerator();
     await receiver.waitFor(endpoint.path, 1);
     const read = await until(
-      () => call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${endpoint.id}`, { token: ctx.account.token }),
+      () => readEndpoint(endpoint.id),
       (r) => r.json.webhook_endpoint.status === 'disabled',
     );
     expect(read.json.webhook_endpoint.updated_at > endpoint.body.webhook_endpoint.updated_at).toBe(true);
@@ -511,16 +504,15 @@ describe('deliveries', () => {
     );
     expect(list[0]).toMatchObject({ attempts: 1, last_response_status: 410 });
     const [event] = await events();
-    const retry = await call(ctx.api, 'core', 'POST', `/v1.0/webhook_endpoints/${endpoint.id}/deliveries/${event!.id}/retry`, { token: ctx.account.token });
+    const retry = await retryDelivery(endpoint.id, event!.id);
     expect(retry.status).toBe(409);
 
     receiver.behave(endpoint.path, { status: 200 });
     await createGenerator(); // committed while disabled: never sent
     await new Promise((r) => setTimeout(r, 700));
-    const enabled = await call(ctx.api, 'core', 'PATCH', `/v1.0/webhook_endpoints/${endpoint.id}`, {
-      token: ctx.account.token,
-      body: { webhook_endpoint: { status: 'enabled' } },
-    });
+    const enabled = await send(ctx.api, ctx.account.token, ({ core }) =>
+      core.PATCH('/v1.0/webhook_endpoints/{id}', { params: { path: { id: endpoint.id } }, body: { webhook_endpoint: { status: 'enabled' } } }),
+    );
     expect(enabled.status).toBe(200);
     await new Promise((r) => setTimeout(r, 700));
     expect(receiver.on(endpoint.path)).toHaveLength(1);
@@ -533,7 +525,7 @@ describe('deliveries', () => {
     receiver.behave(endpoint.path, { status: 503 });
     await createGenerator();
     await receiver.waitFor(endpoint.path, 1);
-    expect((await call(ctx.api, 'core', 'DELETE', `/v1.0/webhook_endpoints/${endpoint.id}`, { token: ctx.account.token })).status).toBe(200);
+    expect((await deleteEndpoint(endpoint.id)).status).toBe(200);
     await createGenerator();
     await new Promise((r) => setTimeout(r, 2500));
     expect(receiver.on(endpoint.path)).toHaveLength(1);
@@ -541,22 +533,26 @@ describe('deliveries', () => {
 
   it('signs with both secrets after a rotation; the new secret is shown once', async () => {
     const endpoint = await register();
-    const rotated = await call(ctx.api, 'core', 'POST', `/v1.0/webhook_endpoints/${endpoint.id}/rotate_secret`, { token: ctx.account.token });
+    const rotated = await rotateSecret(endpoint.id);
     expect(rotated.status, rotated.text).toBe(200);
     const secret = rotated.json.webhook_endpoint.secret;
     expect(secret).toMatch(WHSEC);
     expect(secret).not.toBe(endpoint.secret);
     const { secret: _s, ...rest } = rotated.json.webhook_endpoint;
-    const read = await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${endpoint.id}`, { token: ctx.account.token });
+    const read = await readEndpoint(endpoint.id);
     expect(read.json.webhook_endpoint).toEqual(rest);
     receiver.secrets(endpoint.path, [secret, endpoint.secret]);
     await createGenerator();
     const [delivery] = await receiver.waitFor(endpoint.path, 1);
     expect(delivery!.headers['webhook-signature']!.split(' ')).toHaveLength(2);
     expect(delivery!.verifiedWith).toEqual([secret, endpoint.secret]);
-    expect((await call(ctx.api, 'core', 'POST', `/v1.0/webhook_endpoints/${endpoint.id}/rotate_secret`, { token: ctx.account.token, body: {} })).status).toBe(
-      200,
-    );
+    expect(
+      (
+        await send(ctx.api, ctx.account.token, ({ core }) =>
+          core.POST('/v1.0/webhook_endpoints/{id}/rotate_secret', { params: { path: { id: endpoint.id } }, body: {} }),
+        )
+      ).status,
+    ).toBe(200);
     expect(
       (await call(ctx.api, 'core', 'POST', `/v1.0/webhook_endpoints/${endpoint.id}/rotate_secret`, { token: ctx.account.token, body: { url: 'x' } })).status,
     ).toBe(422);
