@@ -2,7 +2,7 @@ import '../../support/webhooks/env.ts';
 import '../../support/debug-logs.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { winterPromotion } from '../../support/fixtures.ts';
-import { call } from '../../support/http.ts';
+import { send } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { startTestWebhooks } from '../../support/local-webhooks.ts';
 import { startReceiver, type Receiver } from '../../support/webhooks/receiver.ts';
@@ -43,21 +43,22 @@ const lines = () =>
 describe('an invocation on the local stack is on its own', () => {
   it("sends the retry route's attempt at once, and logs no DeadlineExceededError", async () => {
     const path = `/invocations/${process.pid}`;
-    const created = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', {
-      token: ctx.account.token,
-      body: { webhook_endpoint: { url: `${receiver.url}${path}` } },
-    });
+    const created = await send(ctx.api, ctx.account.token, ({ core }) =>
+      core.POST('/v1.0/webhook_endpoints', { body: { webhook_endpoint: { url: `${receiver.url}${path}` } } }),
+    );
     expect(created.status, created.text).toBe(201);
     const endpoint = created.json.webhook_endpoint;
     receiver.secrets(path, [endpoint.secret]);
-    expect((await call(ctx.api, 'core', 'POST', '/v1.0/codegen', { token: ctx.account.token, body: { code_generator: winterPromotion } })).status).toBe(201);
-    const events = await call(ctx.api, 'core', 'GET', '/v1.0/events', { token: ctx.account.token });
+    expect((await send(ctx.api, ctx.account.token, ({ core }) => core.POST('/v1.0/codegen', { body: { code_generator: winterPromotion } }))).status).toBe(201);
+    const events = await send(ctx.api, ctx.account.token, ({ core }) => core.GET('/v1.0/events'));
     const eventId = events.json.events[0].id as number;
     await receiver.waitFor(path, 1);
 
     for (let retry = 1; retry <= 3; retry++) {
       const sent = Date.now();
-      const answer = await call(ctx.api, 'core', 'POST', `/v1.0/webhook_endpoints/${endpoint.id}/deliveries/${eventId}/retry`, { token: ctx.account.token });
+      const answer = await send(ctx.api, ctx.account.token, ({ core }) =>
+        core.POST('/v1.0/webhook_endpoints/{id}/deliveries/{event_id}/retry', { params: { path: { id: endpoint.id, event_id: eventId } } }),
+      );
       expect(answer.status, answer.text).toBe(202);
       await receiver.waitFor(path, 1 + retry, 8000);
       expect(Date.now() - sent, `retry ${retry}`).toBeLessThan(2500);

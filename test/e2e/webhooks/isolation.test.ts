@@ -1,6 +1,6 @@
 import '../../support/webhooks/env.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../../support/http.ts';
+import { send } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { startTestWebhooks } from '../../support/local-webhooks.ts';
 import { startReceiver, type Receiver } from '../../support/webhooks/receiver.ts';
@@ -34,10 +34,9 @@ afterAll(async () => {
 });
 
 const register = async (url: string) => {
-  const created = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', {
-    token: ctx.account.token,
-    body: { webhook_endpoint: { url, event_types: ['transaction.voided'] } },
-  });
+  const created = await send(ctx.api, ctx.account.token, ({ core }) =>
+    core.POST('/v1.0/webhook_endpoints', { body: { webhook_endpoint: { url, event_types: ['transaction.voided'] } } }),
+  );
   expect(created.status, created.text).toBe(201);
   return created.json.webhook_endpoint as { id: number; secret: string };
 };
@@ -48,10 +47,9 @@ async function voids(count: number): Promise<Map<string, number>> {
   const sentAt = new Map<string, number>();
   for (let i = 0; i < count; i++) {
     const before = Date.now();
-    const voided = await call(ctx.api, 'pos', 'POST', '/v2.0/voided_transactions', {
-      token: ctx.account.token,
-      body: { transaction: { site_id: 'iso', pos_transaction_id: `T${++serial}` } },
-    });
+    const voided = await send(ctx.api, ctx.account.token, ({ pos }) =>
+      pos.POST('/v2.0/voided_transactions', { body: { transaction: { site_id: 'iso', pos_transaction_id: `T${++serial}` } } }),
+    );
     expect(voided.status, voided.text).toBe(200);
     sentAt.set(String(voided.json.transaction.display_messages[0].message_content.event_id), before);
     await new Promise((r) => setTimeout(r, 60));
@@ -92,7 +90,8 @@ describe('isolation in a bounded pool of senders', () => {
     // 2. Once its first attempts have timed out it is failing: every attempt to it, the backlog
     //    queued in its other lanes included, goes through one lane.
     const list = async () =>
-      (await call(ctx.api, 'core', 'GET', `/v1.0/webhook_endpoints/${hanging.id}/deliveries`, { token: ctx.account.token })).json.deliveries as {
+      (await send(ctx.api, ctx.account.token, ({ core }) => core.GET('/v1.0/webhook_endpoints/{id}/deliveries', { params: { path: { id: hanging.id } } }))).json
+        .deliveries as {
         attempts: number;
       }[];
     const deadline = Date.now() + 10_000;

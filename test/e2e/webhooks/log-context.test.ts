@@ -4,7 +4,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newAccount } from '../../support/accounts.ts';
 import { winterPromotion } from '../../support/fixtures.ts';
-import { call } from '../../support/http.ts';
+import { send } from '../../support/client.ts';
 import { startTestApi, type Around } from '../../support/local-api.ts';
 import { startTestWebhooks } from '../../support/local-webhooks.ts';
 import { startReceiver, type Receiver } from '../../support/webhooks/receiver.ts';
@@ -72,23 +72,22 @@ describe('log lines on the local stack', () => {
   it('carry the function_name and function_request_id of the invocation that wrote them, with routes and workers running at once', async () => {
     const account = await newAccount();
     const path = `/log-context/${process.pid}`;
-    const created = await call(api, 'core', 'POST', '/v1.0/webhook_endpoints', {
-      token: account.token,
-      body: { webhook_endpoint: { url: `${receiver.url}${path}` } },
-    });
+    const created = await send(api, account.token, ({ core }) =>
+      core.POST('/v1.0/webhook_endpoints', { body: { webhook_endpoint: { url: `${receiver.url}${path}` } } }),
+    );
     expect(created.status, created.text).toBe(201);
 
     // Each generator made is an event, so one fan-out and one sender invocation, which run while
     // the next requests are served; reads go on until every event has been delivered.
     const GENERATORS = 12;
     const creations = Array.from({ length: GENERATORS }, async () => {
-      const answer = await call(api, 'core', 'POST', '/v1.0/codegen', { token: account.token, body: { code_generator: winterPromotion } });
+      const answer = await send(api, account.token, ({ core }) => core.POST('/v1.0/codegen', { body: { code_generator: winterPromotion } }));
       expect(answer.status, answer.text).toBe(201);
     });
     const deadline = Date.now() + 20_000;
     const reads = (async () => {
       while (receiver.on(path).length < GENERATORS && Date.now() < deadline) {
-        const answers = await Promise.all(Array.from({ length: 6 }, () => call(api, 'core', 'GET', '/v1.0/events', { token: account.token })));
+        const answers = await Promise.all(Array.from({ length: 6 }, () => send(api, account.token, ({ core }) => core.GET('/v1.0/events'))));
         for (const answer of answers) expect(answer.status, answer.text).toBe(200);
       }
     })();
