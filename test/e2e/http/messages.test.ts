@@ -6,6 +6,7 @@ import { routes } from '../../../functions/routes.ts';
 import { winterPromotion } from '../../support/fixtures.ts';
 import { call } from '../../support/http.ts';
 import { invoke } from '../../support/invoke.ts';
+import { send } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 
 /**
@@ -33,7 +34,7 @@ describe('a token that was sent is never "required": the message names what is w
 
   it('revoked', async () => {
     await revokeApiKey(ctx.account.keyId, new Date());
-    const response = await call(ctx.api, 'core', 'GET', '/v1.0/events', { token: ctx.account.token });
+    const response = await send(ctx.api, ctx.account.token, ({ core }) => core.GET('/v1.0/events'));
     expect(response.status).toBe(401);
     expect(response.json).toEqual({ errors: [{ message: 'X-Auth-Token was revoked; ask the operator for a new token' }] });
   });
@@ -77,7 +78,7 @@ describe('a date that does not exist is named as such', () => {
 
 describe('If-Match', () => {
   const create = async () => {
-    const response = await call(ctx.api, 'core', 'POST', '/v1.0/codegen', { token: ctx.account.token, body: { code_generator: winterPromotion } });
+    const response = await send(ctx.api, ctx.account.token, ({ core }) => core.POST('/v1.0/codegen', { body: { code_generator: winterPromotion } }));
     return response.json.code_generator.id as number;
   };
   const patch = (id: number, ifMatch: string) =>
@@ -96,10 +97,9 @@ describe('If-Match', () => {
   });
 
   it('the PATCH of a webhook endpoint answers the same 400 for each, and changes nothing', async () => {
-    const created = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', {
-      token: ctx.account.token,
-      body: { webhook_endpoint: { url: 'https://erp.example.com/tillgate/hooks' } },
-    });
+    const created = await send(ctx.api, ctx.account.token, ({ core }) =>
+      core.POST('/v1.0/webhook_endpoints', { body: { webhook_endpoint: { url: 'https://erp.example.com/tillgate/hooks' } } }),
+    );
     expect(created.status, created.text).toBe(201);
     const path = `/v1.0/webhook_endpoints/${created.json.webhook_endpoint.id}`;
     const before = await call(ctx.api, 'core', 'GET', path, { token: ctx.account.token });
@@ -122,7 +122,7 @@ describe('If-Match', () => {
     const failed = await patch(id, 'W/"00000000000000000000000000000000"');
     expect(failed.status).toBe(412);
     expect(failed.headers.get('etag')).toBeNull();
-    const current = await call(ctx.api, 'core', 'GET', `/v1.0/codegen/${id}`, { token: ctx.account.token });
+    const current = await send(ctx.api, ctx.account.token, ({ core }) => core.GET('/v1.0/codegen/{id}', { params: { path: { id } } }));
     const retried = await patch(id, current.headers.get('etag')!);
     expect(retried.status).toBe(200);
     expect(retried.headers.get('etag')).toMatch(/^W\/"[0-9a-f]{32}"$/);

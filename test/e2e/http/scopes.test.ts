@@ -8,6 +8,7 @@ import { routes, type Route } from '../../../functions/routes.ts';
 import { newAccount } from '../../support/accounts.ts';
 import { winterPromotion } from '../../support/fixtures.ts';
 import { call } from '../../support/http.ts';
+import { send } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { startTestWebhooks } from '../../support/local-webhooks.ts';
 import { eventsOf } from '../../support/records.ts';
@@ -47,13 +48,15 @@ interface SuccessRequest {
 }
 
 const createGenerator = async ({ token }: Setup): Promise<number> => {
-  const response = await call(ctx.api, 'core', 'POST', '/v1.0/codegen', { token, body: { code_generator: winterPromotion } });
+  const response = await send(ctx.api, token, ({ core }) => core.POST('/v1.0/codegen', { body: { code_generator: winterPromotion } }));
   expect(response.status, response.text).toBe(201);
   return response.json.code_generator.id;
 };
+const issueOne = (setup: Setup, id: number) =>
+  send(ctx.api, setup.token, ({ core }) => core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id } }, body: { count: 1 } }));
 const anIssuedCode = async (setup: Setup): Promise<{ id: number; code: string }> => {
   const id = await createGenerator(setup);
-  const issued = await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${id}/codes`, { token: setup.token, body: { count: 1 } });
+  const issued = await issueOne(setup, id);
   expect(issued.status, issued.text).toBe(201);
   return { id, code: issued.json.codes[0] };
 };
@@ -65,17 +68,17 @@ const anEvent = async (setup: Setup): Promise<number> => {
 
 /** Deletes the account's webhook endpoints (an account has at most 10), so that one more fits. */
 const roomForAnEndpoint = async ({ token }: Setup): Promise<void> => {
-  const listed = await call(ctx.api, 'core', 'GET', '/v1.0/webhook_endpoints', { token });
+  const listed = await send(ctx.api, token, ({ core }) => core.GET('/v1.0/webhook_endpoints'));
   expect(listed.status, listed.text).toBe(200);
   for (const { id } of listed.json.webhook_endpoints as { id: number }[]) {
-    const deleted = await call(ctx.api, 'core', 'DELETE', `/v1.0/webhook_endpoints/${id}`, { token });
+    const deleted = await send(ctx.api, token, ({ core }) => core.DELETE('/v1.0/webhook_endpoints/{id}', { params: { path: { id } } }));
     expect(deleted.status, deleted.text).toBe(200);
   }
 };
 const anEndpointBody = () => ({ webhook_endpoint: { url: `${receiver.url}/hooks/scopes-${randomUUID()}` } });
 const anEndpoint = async (setup: Setup): Promise<number> => {
   await roomForAnEndpoint(setup);
-  const response = await call(ctx.api, 'core', 'POST', '/v1.0/webhook_endpoints', { token: setup.token, body: anEndpointBody() });
+  const response = await send(ctx.api, setup.token, ({ core }) => core.POST('/v1.0/webhook_endpoints', { body: anEndpointBody() }));
   expect(response.status, response.text).toBe(201);
   return response.json.webhook_endpoint.id;
 };
@@ -101,7 +104,7 @@ const SUCCESS: Record<string, (setup: Setup) => Promise<SuccessRequest>> = {
   issueCodes: async (setup) => ({ path: `/v1.0/codegen/${await createGenerator(setup)}/codes`, body: { count: 1 }, status: 201 }),
   getCode: async (setup) => {
     const id = await createGenerator(setup);
-    const issued = await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${id}/codes`, { token: setup.token, body: { count: 1 } });
+    const issued = await issueOne(setup, id);
     return { path: `/v1.0/codegen/${id}/codes/${issued.json.codes[0]}`, status: 200 };
   },
   listEvents: async () => ({ path: '/v1.0/events', status: 200 }),
