@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { call, UUID } from '../../support/http.ts';
+import { send } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { codeGeneratorsOf, eventsOf, voidsOf } from '../../support/records.ts';
 
@@ -18,10 +19,9 @@ const noRoutePos = (requestId: string) => ({
 });
 
 async function oneEvent(): Promise<number> {
-  const created = await call(ctx.api, 'core', 'POST', '/v1.0/codegen', {
-    token: ctx.account.token,
-    body: { code_generator: { generation_type: 'numeric', code_length: 6, store_id: 1 } },
-  });
+  const created = await send(ctx.api, ctx.account.token, ({ core }) =>
+    core.POST('/v1.0/codegen', { body: { code_generator: { generation_type: 'numeric', code_length: 6, store_id: 1 } } }),
+  );
   expect(created.status).toBe(201);
   const events = await eventsOf(ctx.account.accountId);
   return events.at(-1)!.id;
