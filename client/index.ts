@@ -40,10 +40,18 @@
  * integrator copies client/ and adds openapi-fetch.
  */
 import createClient, { type Client, type MaybeOptionalInit, type Middleware } from 'openapi-fetch';
-import type { paths as CorePaths } from './core.ts';
-import type { paths as PosPaths } from './pos.ts';
+import type { operations as CoreOperations, paths as CorePaths } from './core.ts';
+import type { operations as PosOperations, paths as PosPaths } from './pos.ts';
 
 export type { CorePaths, PosPaths };
+
+type JsonBody<Operation> = Operation extends { requestBody?: { content: { 'application/json': infer Body } } } ? Body : never;
+/** The JSON body of a core operation's request, by operationId: `CoreBody<'createCodeGenerator'>`. */
+export type CoreBody<Id extends keyof CoreOperations> = JsonBody<CoreOperations[Id]>;
+/** The JSON body of a pos operation's request, by operationId: `PosBody<'voidTransaction'>`. */
+export type PosBody<Id extends keyof PosOperations> = JsonBody<PosOperations[Id]>;
+/** The query parameters of a core operation, by operationId: `CoreQuery<'listEvents'>`. */
+export type CoreQuery<Id extends keyof CoreOperations> = NonNullable<CoreOperations[Id]['parameters']['query']>;
 
 export interface RetryOptions {
   /** Retries after the first attempt, at most (default 3). 0 turns retrying off. */

@@ -2,10 +2,10 @@ import { expect } from 'vitest';
 import type { HostId } from '../../functions/routes.ts';
 import type { LocalApi } from '../../local/server.ts';
 import { createTillgate, type RetryOptions, type Tillgate } from '../../client/index.ts';
-import type { operations as CoreOperations } from '../../client/core.ts';
-import type { operations as PosOperations } from '../../client/pos.ts';
 import type { HttpResponse } from './http.ts';
 import { checkAgainstOpenApi, recordExample } from './openapi.ts';
+
+export type { CoreBody, CoreQuery, PosBody } from '../../client/index.ts';
 
 /**
  * The typed client (client/index.ts) as the suite uses it: every answer it gets, retries
@@ -48,14 +48,6 @@ export function testClient(api: LocalApi, token: string, options: TestClientOpti
     retry: { sleep: async () => undefined, ...options.retry },
   });
 }
-
-type JsonBody<Operation> = Operation extends { requestBody?: { content: { 'application/json': infer Body } } } ? Body : never;
-/** The JSON body of a core operation's request, as the documents type it. */
-export type CoreBody<Id extends keyof CoreOperations> = JsonBody<CoreOperations[Id]>;
-/** The JSON body of a pos operation's request. */
-export type PosBody<Id extends keyof PosOperations> = JsonBody<PosOperations[Id]>;
-/** The query parameters of a core operation. */
-export type CoreQuery<Id extends keyof CoreOperations> = NonNullable<CoreOperations[Id]['parameters']['query']>;
 
 /** A typed answer of the client, and the response as `call()` gives it (what was received, before the client's middleware). */
 export interface ClientResponse<A> extends HttpResponse {
