@@ -15,6 +15,7 @@ import { measureWarm } from './warm-overhead.ts';
 import { measureWebhooks } from './webhooks.ts';
 import { bundledWorkers } from '../../local/webhooks.ts';
 import { startLocalStack } from '../../local/stack.ts';
+import { createTillgate, type Tillgate } from '../../client/index.ts';
 
 /**
  * `npm run bench`: builds what it measures (cdk synth for the functions' bundles, esbuild for the
@@ -95,6 +96,8 @@ try {
     const response = await fetch(`${api.urls[host.id]}${request.path}`, { method: request.method, headers: request.headers, body: request.body });
     return { status: response.status, headers: Object.fromEntries(response.headers), body: await response.text() };
   };
+  /** The typed clients that make the scenarios' state, one per token; no retry (a failure stops the bench). */
+  const clients = new Map<string, Tillgate>();
   const context: BenchContext = {
     accountId,
     token,
@@ -105,15 +108,10 @@ try {
       freshAccounts.set(fresh, account);
       return fresh;
     },
-    send: async (request) => {
-      const answer = await send(request);
-      let body: unknown = answer.body;
-      try {
-        body = JSON.parse(answer.body);
-      } catch {
-        // not JSON
-      }
-      return { status: answer.status, body };
+    client: (asToken = token) => {
+      let client = clients.get(asToken);
+      if (!client) clients.set(asToken, (client = createTillgate({ coreUrl: api.urls.core, posUrl: api.urls.pos, token: asToken, retry: { retries: 0 } })));
+      return client;
     },
   };
 

@@ -1,5 +1,6 @@
 import { issuancePlan } from '../../functions/codes/issuance-plan.ts';
 import { pathOf, routeOf, routes } from '../../functions/routes.ts';
+import type { CoreBody, PosBody, Tillgate } from '../../client/index.ts';
 import type { WireCall } from './proxy.ts';
 import { pageReadUnits } from './capacity.ts';
 
@@ -14,6 +15,9 @@ const DEFAULT_PAGE = 100;
  * `prepare(context, count)` returns `count` requests ready to send, each usable once (a void of a
  * new transaction, an event to delete). The first scenario of an operation stands for its route
  * in the cold-start measurement; the others ("repeat" variants) are measured warm and over HTTP.
+ * The state a scenario needs is made through the typed client (client/index.ts); the measured
+ * requests are raw (autocannon and the recordings send them byte for byte), their bodies built
+ * from the same typed values the client sends.
  */
 export interface HttpRequest {
   readonly method: string;
@@ -26,8 +30,8 @@ export interface BenchContext {
   readonly accountId: number;
   /** A valid token of `accountId`. */
   readonly token: string;
-  /** Sends a request to the local tillgate (to make state); answers status and parsed JSON body. */
-  send(request: HttpRequest): Promise<{ status: number; body: any }>;
+  /** The typed client of the local tillgate, sending `token` (default: `token` above), to make state. */
+  client(token?: string): Tillgate;
   /** A string no other call of this run returns. */
   unique(): string;
   /**
@@ -91,34 +95,39 @@ const headers = (context: BenchContext, extra: Record<string, string> = {}) => (
   ...extra,
 });
 
+const voidBody = (posTransactionId: string): PosBody<'voidTransaction'> => ({
+  transaction: {
+    site_id: 'bench-site',
+    pos_transaction_id: posTransactionId,
+    register_id: 'R1',
+    operator_id: 'op-7',
+    occurred_at: '2025-01-15T10:20:30Z',
+    business_date: '2025-01-15',
+    posagent_version: '9.4.1',
+  },
+});
 const voidRequest = (context: BenchContext, posTransactionId: string): HttpRequest => ({
   ...to('voidTransaction'),
   headers: headers(context),
-  body: json({
-    transaction: {
-      site_id: 'bench-site',
-      pos_transaction_id: posTransactionId,
-      register_id: 'R1',
-      operator_id: 'op-7',
-      occurred_at: '2025-01-15T10:20:30Z',
-      business_date: '2025-01-15',
-      posagent_version: '9.4.1',
-    },
-  }),
+  body: json(voidBody(posTransactionId)),
 });
+const voidThrough = (context: BenchContext, posTransactionId: string) =>
+  context.client().pos.POST('/v2.0/voided_transactions', { body: voidBody(posTransactionId) });
 
 /** The store of every generator the bench makes: listCodeGenerators' `store_id` variant reads them. */
 const BENCH_STORE = 4242;
 
-const generatorBody = json({
+const generatorBody: CoreBody<'createCodeGenerator'> = {
   code_generator: { generation_type: 'tillgate', code_length: 8, prefix: 'WIN-', store_id: BENCH_STORE, description: 'bench' },
-});
+};
 
 const createRequest = (context: BenchContext, key?: string): HttpRequest => ({
   ...to('createCodeGenerator'),
   headers: headers(context, key ? { 'Idempotency-Key': key } : {}),
-  body: generatorBody,
+  body: json(generatorBody),
 });
+const createThrough = (context: BenchContext, key?: string) =>
+  context.client().core.POST('/v1.0/codegen', { params: { header: key ? { 'Idempotency-Key': key } : {} }, body: generatorBody });
 
 /** Events made through tillgate itself (a void writes one), so they are what the service writes. */
 async function newEvents(context: BenchContext, count: number): Promise<number[]> {
@@ -126,10 +135,10 @@ async function newEvents(context: BenchContext, count: number): Promise<number[]
   const workers = Array.from({ length: Math.min(8, count) }, async () => {
     while (ids.length < count) {
       const placeholder = ids.push(0) - 1;
-      const answer = await context.send(voidRequest(context, `event-${context.unique()}`));
-      const id = answer.body?.transaction?.display_messages?.[0]?.message_content?.event_id;
-      if (answer.status !== 200 || typeof id !== 'number') throw new Error(`bench: could not make an event: ${answer.status} ${json(answer.body)}`);
-      ids[placeholder] = id;
+      const answer = await voidThrough(context, `event-${context.unique()}`);
+      const [voided] = answer.status === 200 ? answer.data.transaction.display_messages : [];
+      if (voided?.message_id !== 'transaction_voided') throw new Error(`bench: could not make an event: ${answer.status} ${json(answer.error ?? answer.data)}`);
+      ids[placeholder] = voided.message_content.event_id;
     }
   });
   await Promise.all(workers);
@@ -143,10 +152,9 @@ async function newGenerators(context: BenchContext, count: number): Promise<numb
   const workers = Array.from({ length: Math.min(8, count) }, async () => {
     while (started < count) {
       started++;
-      const answer = await context.send(createRequest(context));
-      const id = answer.body?.code_generator?.id;
-      if (answer.status !== 201 || typeof id !== 'number') throw new Error(`bench: could not make a code generator: ${answer.status} ${json(answer.body)}`);
-      ids.push(id);
+      const answer = await createThrough(context);
+      if (answer.status !== 201) throw new Error(`bench: could not make a code generator: ${answer.status} ${json(answer.error)}`);
+      ids.push(answer.data.code_generator.id);
     }
   });
   await Promise.all(workers);
@@ -156,8 +164,10 @@ async function newGenerators(context: BenchContext, count: number): Promise<numb
 const issueRequest = (context: BenchContext, generatorId: number, count: number): HttpRequest => ({
   ...to('issueCodes', { id: generatorId }),
   headers: headers(context),
-  body: json({ count }),
+  body: json({ count } satisfies CoreBody<'issueCodes'>),
 });
+const issueThrough = (context: BenchContext, generatorId: number, count: number) =>
+  context.client().core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id: generatorId } }, body: { count } });
 
 /** Generators made once per run and shared by the scenarios that only read them or issue from them. */
 const shared = new Map<string, Promise<number[]>>();
@@ -192,8 +202,8 @@ const issueScenario = (count: number): Scenario => {
     prepare: async (context, n) => {
       const [generator] = await sharedGenerators(context, `issue-${count}`, 1);
       // One issuance first: the server reads a generator's settings once per environment.
-      const warm = await context.send(issueRequest(context, generator!, 1));
-      if (warm.status !== 201) throw new Error(`bench: could not issue a code: ${warm.status} ${json(warm.body)}`);
+      const warm = await issueThrough(context, generator!, 1);
+      if (warm.status !== 201) throw new Error(`bench: could not issue a code: ${warm.status} ${json(warm.error)}`);
       return times(n, () => issueRequest(context, generator!, count));
     },
     prepareCold: async (context, n) => (await newGenerators(context, n)).map((generator) => issueRequest(context, generator, count)),
@@ -205,20 +215,26 @@ async function issuedCodes(context: BenchContext, name: string, count: number): 
   const [generator] = await sharedGenerators(context, name, 1);
   const codes: string[] = [];
   for (let unavailable = 0; codes.length < count; ) {
-    const answer = await context.send(issueRequest(context, generator!, Math.min(500, count - codes.length)));
-    // A busy machine's DynamoDB Local may time a large issuance out (503): making state, try again.
+    const answer = await issueThrough(context, generator!, Math.min(500, count - codes.length));
+    // A busy machine's DynamoDB Local may time a large issuance out (503): making state, try again
+    // (the client repeats no issuance without an Idempotency-Key; here a second one does no harm).
     if (answer.status === 503 && ++unavailable < 5) continue;
-    if (answer.status !== 201) throw new Error(`bench: could not issue codes: ${answer.status} ${json(answer.body)}`);
-    codes.push(...answer.body.codes);
+    if (answer.status !== 201) throw new Error(`bench: could not issue codes: ${answer.status} ${json(answer.error)}`);
+    codes.push(...answer.data.codes);
   }
   return { generator: generator!, codes };
 }
 
+const tillBody = (posTransactionId: string, codes: string[]): PosBody<'redeemCodes'> & PosBody<'validateCodes'> => ({
+  transaction: { site_id: 'bench-site', pos_transaction_id: posTransactionId, register_id: 'R1', codes },
+});
 const tillRequest = (context: BenchContext, operationId: 'redeemCodes' | 'validateCodes', posTransactionId: string, codes: string[]): HttpRequest => ({
   ...to(operationId),
   headers: headers(context),
-  body: json({ transaction: { site_id: 'bench-site', pos_transaction_id: posTransactionId, register_id: 'R1', codes } }),
+  body: json(tillBody(posTransactionId, codes)),
 });
+const redeemThrough = (context: BenchContext, posTransactionId: string, codes: string[]) =>
+  context.client().pos.POST('/v2.0/redeemed_codes', { body: tillBody(posTransactionId, codes) });
 
 const redeemScenario = (codesPerCall: number): Scenario => ({
   operationId: 'redeemCodes',
@@ -238,8 +254,8 @@ const redeemScenario = (codesPerCall: number): Scenario => ({
     const { codes } = await issuedCodes(context, `redeem-${codesPerCall}`, count * codesPerCall);
     // A redemption reads its generator's description (cached a minute): once, before the calls.
     const warm = await issuedCodes(context, `redeem-${codesPerCall}`, 1);
-    const first = await context.send(tillRequest(context, 'redeemCodes', `R-${context.unique()}`, warm.codes.slice(-1)));
-    if (first.status !== 200) throw new Error(`bench: could not redeem a code: ${first.status} ${json(first.body)}`);
+    const first = await redeemThrough(context, `R-${context.unique()}`, warm.codes.slice(-1));
+    if (first.status !== 200) throw new Error(`bench: could not redeem a code: ${first.status} ${json(first.error)}`);
     return times(count, (i) => tillRequest(context, 'redeemCodes', `R-${context.unique()}`, codes.slice(i * codesPerCall, (i + 1) * codesPerCall)));
   },
   // A fresh environment has no description cached: its first redemption of a generator reads it
@@ -279,14 +295,16 @@ const times = <T>(count: number, make: (i: number) => T): T[] => Array.from({ le
 
 // ---------------------------------------------------------------- webhook endpoints
 
-const endpointBody = (description = 'bench') =>
-  json({ webhook_endpoint: { url: 'https://hooks.example.com/tillgate', event_types: ['transaction.voided'], description } });
+const endpointBody = (description = 'bench'): CoreBody<'createWebhookEndpoint'> => ({
+  webhook_endpoint: { url: 'https://hooks.example.com/tillgate', event_types: ['transaction.voided'], description },
+});
 
 const createEndpointRequest = (token: string): HttpRequest => ({
   ...to('createWebhookEndpoint'),
   headers: { 'X-Auth-Token': token, 'Content-Type': 'application/json' },
-  body: endpointBody(),
+  body: json(endpointBody()),
 });
+const createEndpointThrough = (context: BenchContext, token: string) => context.client(token).core.POST('/v1.0/webhook_endpoints', { body: endpointBody() });
 
 /** The bench account's endpoints (at most 10 per account): made once, shared by the scenarios that read or change them. */
 let benchEndpoints: Promise<number[]> | undefined;
@@ -294,9 +312,9 @@ const sharedEndpoints = (context: BenchContext) =>
   (benchEndpoints ??= (async () => {
     const ids: number[] = [];
     for (let i = 0; i < 10; i++) {
-      const answer = await context.send(createEndpointRequest(context.token));
-      if (answer.status !== 201) throw new Error(`bench: could not create a webhook endpoint: ${answer.status} ${json(answer.body)}`);
-      ids.push(answer.body.webhook_endpoint.id);
+      const answer = await createEndpointThrough(context, context.token);
+      if (answer.status !== 201) throw new Error(`bench: could not create a webhook endpoint: ${answer.status} ${json(answer.error)}`);
+      ids.push(answer.data.webhook_endpoint.id);
     }
     return ids;
   })());
@@ -306,9 +324,9 @@ async function endpointsOfFreshAccounts(context: BenchContext, count: number) {
   const made: { token: string; id: number }[] = [];
   for (let i = 0; i < count; i++) {
     const token = await context.freshToken();
-    const answer = await context.send(createEndpointRequest(token));
-    if (answer.status !== 201) throw new Error(`bench: could not create a webhook endpoint: ${answer.status} ${json(answer.body)}`);
-    made.push({ token, id: answer.body.webhook_endpoint.id });
+    const answer = await createEndpointThrough(context, token);
+    if (answer.status !== 201) throw new Error(`bench: could not create a webhook endpoint: ${answer.status} ${json(answer.error)}`);
+    made.push({ token, id: answer.data.webhook_endpoint.id });
   }
   return made;
 }
@@ -377,7 +395,7 @@ const webhookScenarios: Scenario[] = [
       return times(count, (i) => ({
         ...to('updateWebhookEndpoint', { id: ids[i % ids.length]! }),
         headers: headers(context),
-        body: json({ webhook_endpoint: { description: `bench ${context.unique()}` } }),
+        body: json({ webhook_endpoint: { description: `bench ${context.unique()}` } } satisfies CoreBody<'updateWebhookEndpoint'>),
       }));
     },
   },
@@ -451,10 +469,11 @@ export const scenarios: readonly Scenario[] = [
     requestTarget: '≤ 2',
     floor: { units: 1, how: 'read the first void back: 1 consistent read ≤4 KB = 1 RCU' },
     prepare: async (context, count) => {
-      const request = voidRequest(context, `T-${context.unique()}`);
-      const first = await context.send(request);
+      // The first void through the client; the measured repeats send the same body.
+      const posTransactionId = `T-${context.unique()}`;
+      const first = await voidThrough(context, posTransactionId);
       if (first.status !== 200) throw new Error(`bench: first void answered ${first.status}`);
-      return times(count, () => request);
+      return times(count, () => voidRequest(context, posTransactionId));
     },
   },
   {
@@ -472,8 +491,8 @@ export const scenarios: readonly Scenario[] = [
       const sales: string[] = [];
       for (const code of codes) {
         const posTransactionId = `VR-${context.unique()}`;
-        const answer = await context.send(tillRequest(context, 'redeemCodes', posTransactionId, [code]));
-        if (answer.status !== 200) throw new Error(`bench: could not redeem a code: ${answer.status} ${json(answer.body)}`);
+        const answer = await redeemThrough(context, posTransactionId, [code]);
+        if (answer.status !== 200) throw new Error(`bench: could not redeem a code: ${answer.status} ${json(answer.error)}`);
         sales.push(posTransactionId);
       }
       return sales.map((posTransactionId) => voidRequest(context, posTransactionId));
@@ -502,10 +521,10 @@ export const scenarios: readonly Scenario[] = [
     requestTarget: '–',
     floor: { units: 1, how: 'read the stored response: 1 consistent read ≤4 KB = 1 RCU' },
     prepare: async (context, count) => {
-      const request = createRequest(context, `key-${context.unique()}`);
-      const first = await context.send(request);
+      const key = `key-${context.unique()}`;
+      const first = await createThrough(context, key);
       if (first.status !== 201) throw new Error(`bench: first create answered ${first.status}`);
-      return times(count, () => request);
+      return times(count, () => createRequest(context, key));
     },
   },
   {
@@ -558,7 +577,7 @@ export const scenarios: readonly Scenario[] = [
       return times(count, (i) => ({
         ...to('updateCodeGenerator', { id: ids[i % ids.length]! }),
         headers: headers(context),
-        body: json({ code_generator: { description: `bench ${context.unique()}` } }),
+        body: json({ code_generator: { description: `bench ${context.unique()}` } } satisfies CoreBody<'updateCodeGenerator'>),
       }));
     },
   },
@@ -603,10 +622,10 @@ export const scenarios: readonly Scenario[] = [
     floor: { units: 2, how: 'read the code and the transaction back: 2 consistent reads ≤4 KB = 2 RCU' },
     prepare: async (context, count) => {
       const { codes } = await issuedCodes(context, 'redeem-retry', 1);
-      const request = tillRequest(context, 'redeemCodes', `R-${context.unique()}`, codes);
-      const first = await context.send(request);
-      if (first.status !== 200) throw new Error(`bench: could not redeem a code: ${first.status} ${json(first.body)}`);
-      return times(count, () => request);
+      const posTransactionId = `R-${context.unique()}`;
+      const first = await redeemThrough(context, posTransactionId, codes);
+      if (first.status !== 200) throw new Error(`bench: could not redeem a code: ${first.status} ${json(first.error)}`);
+      return times(count, () => tillRequest(context, 'redeemCodes', posTransactionId, codes));
     },
   },
   {
@@ -630,9 +649,9 @@ export const scenarios: readonly Scenario[] = [
     prepare: async (context, count) => {
       // Codes of a one-transaction issuance (a code of a larger one also reads its issuance record).
       const [generator] = await sharedGenerators(context, 'codes', 1);
-      const answer = await context.send(issueRequest(context, generator!, 50));
-      const codes: string[] = answer.body?.codes ?? [];
-      if (answer.status !== 201 || codes.length !== 50) throw new Error(`bench: could not issue codes: ${answer.status} ${json(answer.body)}`);
+      const answer = await issueThrough(context, generator!, 50);
+      const codes = answer.status === 201 ? answer.data.codes : [];
+      if (codes.length !== 50) throw new Error(`bench: could not issue codes: ${answer.status} ${json(answer.error)}`);
       return times(count, (i) => ({ ...to('getCode', { id: generator!, code: codes[i % codes.length]! }), headers: { 'X-Auth-Token': context.token } }));
     },
   },

@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { pathOf } from '../../functions/routes.ts';
 import type { LocalApi } from '../../local/server.ts';
 import { startLocalWebhooks, type WorkerLoader } from '../../local/webhooks.ts';
 import { percentile, row, type Row } from './report.ts';
+import { createTillgate, type Tillgate } from '../../client/index.ts';
 
 /**
  * The webhook rows of `npm run bench`, each beside a baseline of the same run:
@@ -88,26 +88,28 @@ export async function measureWebhooks(options: WebhookBenchOptions): Promise<Row
   });
   const receiver = await startReceiver();
   const stuck = await startReceiver(true);
-  const post = async (token: string, host: 'core' | 'pos', path: string, body?: unknown, method = 'POST') => {
-    const response = await fetch(`${api.urls[host]}${path}`, {
-      method,
-      headers: { 'X-Auth-Token': token, 'Content-Type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, json: text.trim() ? JSON.parse(text) : undefined };
+  /** The typed client for a token, made once; no retry: what the bench measures is each request once. */
+  const clients = new Map<string, Tillgate>();
+  const client = (token: string) => {
+    let made = clients.get(token);
+    if (!made) clients.set(token, (made = createTillgate({ coreUrl: api.urls.core, posUrl: api.urls.pos, token, retry: { retries: 0 } })));
+    return made;
   };
   const register = async (token: string, url: string) => {
-    const created = await post(token, 'core', pathOf('createWebhookEndpoint'), { webhook_endpoint: { url, event_types: ['transaction.voided'] } });
-    if (created.status !== 201) throw new Error(`bench: could not register a webhook endpoint: ${created.status} ${JSON.stringify(created.json)}`);
-    return created.json.webhook_endpoint.secret as string;
+    const created = await client(token).core.POST('/v1.0/webhook_endpoints', { body: { webhook_endpoint: { url, event_types: ['transaction.voided'] } } });
+    if (created.status !== 201 || created.data.webhook_endpoint.secret === undefined)
+      throw new Error(`bench: could not register a webhook endpoint: ${created.status} ${JSON.stringify(created.error)}`);
+    return created.data.webhook_endpoint.secret;
   };
   let serial = 0;
   const voidOnce = async (token: string) => {
     const sent = performance.now();
-    const answer = await post(token, 'pos', pathOf('voidTransaction'), { transaction: { site_id: 'bench-hooks', pos_transaction_id: `W${serial++}` } });
-    if (answer.status !== 200) throw new Error(`bench: void answered ${answer.status}`);
-    return { id: String(answer.json.transaction.display_messages[0].message_content.event_id), sent };
+    const answer = await client(token).pos.POST('/v2.0/voided_transactions', {
+      body: { transaction: { site_id: 'bench-hooks', pos_transaction_id: `W${serial++}` } },
+    });
+    const [voided] = answer.status === 200 ? answer.data.transaction.display_messages : [];
+    if (voided?.message_id !== 'transaction_voided') throw new Error(`bench: void answered ${answer.status}`);
+    return { id: String(voided.message_content.event_id), sent };
   };
   const waitFor = async (ids: string[], seen: Map<string, number>, what: string, timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs;
@@ -134,12 +136,13 @@ export async function measureWebhooks(options: WebhookBenchOptions): Promise<Row
     const polled = new Map<string, number>();
     let polling = true;
     const poller = (async () => {
+      const { core } = client(alone);
       while (polling) {
-        const page = await post(alone, 'core', `${pathOf('listEvents')}?limit=1000`, undefined, 'GET');
+        const page = await core.GET('/v1.0/events', { params: { query: { limit: 1000 } } });
         const now = performance.now();
-        for (const event of page.json?.events ?? []) {
+        for (const event of page.status === 200 ? page.data.events : []) {
           if (!polled.has(String(event.id))) polled.set(String(event.id), now);
-          await post(alone, 'core', pathOf('deleteEvent', { id: event.id }), undefined, 'DELETE');
+          await core.DELETE('/v1.0/events/{id}', { params: { path: { id: event.id } } });
         }
         await new Promise((r) => setTimeout(r, 100));
       }
