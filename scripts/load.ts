@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import autocannon, { type Result } from 'autocannon';
 import { freePort, scanAll } from '../local/dynamodb.ts';
 import { startLocalStack } from '../local/stack.ts';
+import { createTillgate, type CoreBody, type PosBody } from '../client/index.ts';
 
 /**
  * `npm run load -- [--duration 30] [--connections 16]`: load and soak run of the local stack.
@@ -14,7 +15,9 @@ import { startLocalStack } from '../local/stack.ts';
  * with a mix of every operation: creates with and without Idempotency-Key (some keys repeated),
  * voids (some repeated), GETs and DELETEs of events that exist. Afterwards it reconciles what
  * clients were told with the tables: every 2xx write present with exactly one event, no lost or
- * duplicated record, no 5xx. Exits 1 on any mismatch. Traffic goes to 127.0.0.1 only.
+ * duplicated record, no 5xx. Exits 1 on any mismatch. Traffic goes to 127.0.0.1 only. The seed
+ * goes through the typed client (client/index.ts); autocannon sends the load itself, its bodies
+ * typed as the documents say (CoreBody, PosBody).
  */
 const { values } = parseArgs({
   options: {
@@ -205,7 +208,11 @@ const remember = <T>(list: T[], item: T) => {
 
 const json = (value: unknown) => JSON.stringify(value);
 let serial = 0;
-const generatorBody = (storeId: number) => json({ code_generator: { generation_type: pick(['tillgate', 'numeric']), code_length: 8, store_id: storeId } });
+const generatorBody = (storeId: number) =>
+  json({
+    code_generator: { generation_type: pick(['tillgate', 'numeric'] as const), code_length: 8, store_id: storeId },
+  } satisfies CoreBody<'createCodeGenerator'>);
+const voidBody = (transaction: PosBody<'voidTransaction'>['transaction']) => json({ transaction } satisfies PosBody<'voidTransaction'>);
 
 function recordVoid(account: number, site: string, pos: string, status: number, body: string) {
   pending.voids.delete(`${account}#${site}#${pos}`);
@@ -236,7 +243,7 @@ const posRequests = [
       return {
         ...request,
         headers: { 'X-Auth-Token': account.token, 'Content-Type': 'application/json' },
-        body: json({ transaction: { site_id: 'site-1', pos_transaction_id: pos } }),
+        body: voidBody({ site_id: 'site-1', pos_transaction_id: pos }),
       };
     },
     onResponse: (status: number, body: string, context: any) => recordVoid(context.sent.account, context.sent.site, context.sent.pos, status, body),
@@ -253,7 +260,7 @@ const posRequests = [
       return {
         ...request,
         headers: { 'X-Auth-Token': token, 'Content-Type': 'application/json' },
-        body: json({ transaction: { site_id: sent.site, pos_transaction_id: sent.pos, posagent_version: `9.${serial % 7}` } }),
+        body: voidBody({ site_id: sent.site, pos_transaction_id: sent.pos, posagent_version: `9.${serial % 7}` }),
       };
     },
     onResponse: (status: number, body: string, context: any) => recordVoid(context.sent.account, context.sent.site, context.sent.pos, status, body),
@@ -450,14 +457,22 @@ try {
   const baselines = [await httpBaseline(), await dynamoBaseline()];
 
   // Seed events to read and delete, so GETs and DELETEs have targets from the first second.
+  // One at a time, keeping each answer's text as received: a repeat under load is compared with it byte for byte.
+  let received = '';
+  const keepText = async (request: Request) => {
+    const response = await fetch(request);
+    received = await response.clone().text();
+    return response;
+  };
+  const tills = accounts.map(
+    (account) => createTillgate({ coreUrl: api.urls.core, posUrl: api.urls.pos, token: account.token, fetch: keepText, retry: { retries: 0 } }).pos,
+  );
   for (let i = 0; i < 40; i++) {
     const account = accounts[i % accounts.length]!;
-    const response = await fetch(`${api.urls.pos}/v2.0/voided_transactions`, {
-      method: 'POST',
-      headers: { 'X-Auth-Token': account.token, 'Content-Type': 'application/json' },
-      body: json({ transaction: { site_id: 'seed', pos_transaction_id: `S-${i}` } }),
+    const answer = await tills[i % accounts.length]!.POST('/v2.0/voided_transactions', {
+      body: { transaction: { site_id: 'seed', pos_transaction_id: `S-${i}` } },
     });
-    recordVoid(account.accountId, 'seed', `S-${i}`, response.status, await response.text());
+    recordVoid(account.accountId, 'seed', `S-${i}`, answer.status, received);
   }
 
   console.log(`load: mixed workload for ${duration} s, ${connections} connections over both hosts …`);
