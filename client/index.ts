@@ -126,10 +126,15 @@ const authentication = (token: string): Middleware => ({
   },
 });
 
-/** The same answer without a body, and a Content-Length of 0, which openapi-fetch reads as "no body, nothing to parse". */
+/**
+ * The same answer without a body: Content-Length 0 and no Transfer-Encoding, which openapi-fetch
+ * reads as "no body, nothing to parse" (with a chunked Transfer-Encoding left, as a proxy may
+ * send the one-space body, it would parse it as JSON after all).
+ */
 function withoutBody(response: Response): Response {
   const headers = new Headers(response.headers);
   headers.set('Content-Length', '0');
+  headers.delete('Transfer-Encoding');
   return new Response(null, { status: response.status, statusText: response.statusText, headers });
 }
 

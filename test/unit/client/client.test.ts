@@ -62,12 +62,16 @@ describe('createTillgate', () => {
   it("reads a DELETE's one-space answer as success without data (openapi-fetch alone would throw parsing it)", async () => {
     const space = () =>
       new Response(' ', { status: 200, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': '1', 'X-Request-Id': 'r1' } });
-    const { tillgate } = fakeService([space(), space()]);
+    // As a proxy may pass it on: chunked, without Content-Length.
+    const chunked = () =>
+      new Response(' ', { status: 200, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Transfer-Encoding': 'chunked', 'X-Request-Id': 'r1' } });
+    const { tillgate } = fakeService([space(), space(), chunked()]);
 
     const event = await tillgate.core.DELETE('/v1.0/events/{id}', { params: { path: { id: 5 } } });
     const endpoint = await tillgate.core.DELETE('/v1.0/webhook_endpoints/{id}', { params: { path: { id: 7 } } });
+    const proxied = await tillgate.core.DELETE('/v1.0/events/{id}', { params: { path: { id: 6 } } });
 
-    for (const result of [event, endpoint]) {
+    for (const result of [event, endpoint, proxied]) {
       expect(result).toMatchObject({ status: 200, data: undefined });
       expect(result.error).toBeUndefined();
       expect(result.response.headers.get('x-request-id')).toBe('r1');
