@@ -1,4 +1,5 @@
 import { hosts, pathOf, type HostId, type Route } from '../../functions/routes.ts';
+import type { CoreBody } from '../../client/index.ts';
 import { Skip, type SmokeRun, type SmokeResponse } from './smoke.ts';
 
 /**
@@ -6,7 +7,9 @@ import { Skip, type SmokeRun, type SmokeResponse } from './smoke.ts';
  * order written here: each may use what an earlier one made (the run's generator, its codes, its
  * transaction, its events, its webhook endpoint). A route without a check here gets its token
  * check (tokenCheck: the stage serves it, and its function answers), which `npm run smoke` names;
- * a check whose operation is not in the route table (yet) is not run.
+ * a check whose operation is not in the route table (yet) is not run. The checks send through
+ * the typed client (`run.call`): their requests, and the answers they verify, are typed by the
+ * documents; the token checks send what no client sends (no token) raw (`run.request`).
  *
  * What the run makes says where it comes from, and is left as a shop would not see it: its code
  * generator (store_id `--store-id`, prefix SMOKE-, description "tillgate smoke run <time>") ends
@@ -64,8 +67,8 @@ const transactionResource = (state: SmokeState) =>
 
 const ourResources = (state: SmokeState) => new Set([...(state.generator ? [String(state.generator.id)] : []), transactionResource(state)]);
 
-const displayIds = (response: { json: any }): string[] =>
-  response.json.transaction.display_messages.map((message: { message_id: string }) => message.message_id);
+const displayIds = (answer: { data: { transaction: { display_messages: readonly { message_id: string }[] } } }): string[] =>
+  answer.data.transaction.display_messages.map((message) => message.message_id);
 
 const isSuccess = (response: SmokeResponse) => response.status >= 200 && response.status < 300;
 
@@ -84,20 +87,23 @@ export const checks: Record<string, Check> = {
     webhook: true,
     async run(run, state) {
       const url = run.options.webhookUrl!;
-      const response = await run.request('createWebhookEndpoint', {
-        body: { webhook_endpoint: { url, description: run.label } },
-        expect: 201,
-        verify: ({ json, headers }) => {
-          const endpoint = json.webhook_endpoint;
-          return [
-            same(endpoint.url, url, 'url'),
-            same(endpoint.event_types, ['*'], 'event_types'),
-            same(endpoint.status, 'enabled', 'status'),
-            !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(endpoint.secret ?? '') && 'secret is not whsec_ and base64',
-            same(headers.get('location'), pathOf('getWebhookEndpoint', { id: endpoint.id }), 'Location'),
-          ];
+      const response = await run.call(
+        'createWebhookEndpoint',
+        (api) => api.core.POST('/v1.0/webhook_endpoints', { body: { webhook_endpoint: { url, description: run.label } } }),
+        {
+          expect: 201,
+          verify: ({ data }, { headers }) => {
+            const endpoint = data.webhook_endpoint;
+            return [
+              same(endpoint.url, url, 'url'),
+              same(endpoint.event_types, ['*'], 'event_types'),
+              same(endpoint.status, 'enabled', 'status'),
+              !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(endpoint.secret ?? '') && 'secret is not whsec_ and base64',
+              same(headers.get('location'), pathOf('getWebhookEndpoint', { id: endpoint.id }), 'Location'),
+            ];
+          },
         },
-      });
+      );
       // Whatever the status said, an endpoint that was made is the run's to delete.
       if (isSuccess(response) && Number.isInteger(response.json?.webhook_endpoint?.id)) state.endpoint = { id: response.json.webhook_endpoint.id };
     },
@@ -106,24 +112,26 @@ export const checks: Record<string, Check> = {
     webhook: true,
     async run(run, state) {
       const endpoint = run.need(state.endpoint, 'a webhook endpoint', 'createWebhookEndpoint');
-      await run.findListed('listWebhookEndpoints', {
-        query: { limit: 1000 },
-        expect: 200,
-        items: 'webhook_endpoints',
-        match: (listed: { id: number }) => listed.id === endpoint.id,
-        missing: `the run's endpoint ${endpoint.id} is not listed`,
-        verifyItem: (listed: object) => 'secret' in listed && 'a listed endpoint shows its secret',
-      });
+      await run.findListed(
+        'listWebhookEndpoints',
+        (api, cursor) => api.core.GET('/v1.0/webhook_endpoints', { params: { query: { limit: 1000, ...(cursor ? { cursor } : {}) } } }),
+        {
+          expect: 200,
+          items: 'webhook_endpoints',
+          match: (listed: { id: number }) => listed.id === endpoint.id,
+          missing: `the run's endpoint ${endpoint.id} is not listed`,
+          verifyItem: (listed: object) => 'secret' in listed && 'a listed endpoint shows its secret',
+        },
+      );
     },
   },
   getWebhookEndpoint: {
     webhook: true,
     async run(run, state) {
       const endpoint = run.need(state.endpoint, 'a webhook endpoint', 'createWebhookEndpoint');
-      const response = await run.request('getWebhookEndpoint', {
-        params: { id: endpoint.id },
+      const response = await run.call('getWebhookEndpoint', (api) => api.core.GET('/v1.0/webhook_endpoints/{id}', { params: { path: { id: endpoint.id } } }), {
         expect: 200,
-        verify: ({ json }) => [same(json.webhook_endpoint.id, endpoint.id, 'id'), 'secret' in json.webhook_endpoint && 'the read shows the secret'],
+        verify: ({ data }) => [same(data.webhook_endpoint.id, endpoint.id, 'id'), 'secret' in data.webhook_endpoint && 'the read shows the secret'],
       });
       endpoint.etag = response.headers.get('etag') ?? undefined;
     },
@@ -133,35 +141,42 @@ export const checks: Record<string, Check> = {
     async run(run, state) {
       const endpoint = run.need(state.endpoint, 'a webhook endpoint', 'createWebhookEndpoint');
       const description = `${run.label} (updated)`;
-      await run.request('updateWebhookEndpoint', {
-        params: { id: endpoint.id },
-        headers: endpoint.etag ? { 'If-Match': endpoint.etag } : {},
-        note: endpoint.etag ? 'If-Match' : undefined,
-        body: { webhook_endpoint: { description } },
-        expect: 200,
-        verify: ({ json }) => [
-          same(json.webhook_endpoint.description, description, 'description'),
-          'secret' in json.webhook_endpoint && 'the answer shows the secret',
-        ],
-      });
+      await run.call(
+        'updateWebhookEndpoint',
+        (api) =>
+          api.core.PATCH('/v1.0/webhook_endpoints/{id}', {
+            params: { path: { id: endpoint.id }, header: endpoint.etag ? { 'If-Match': endpoint.etag } : {} },
+            body: { webhook_endpoint: { description } },
+          }),
+        {
+          note: endpoint.etag ? 'If-Match' : undefined,
+          expect: 200,
+          verify: ({ data }) => [
+            same(data.webhook_endpoint.description, description, 'description'),
+            'secret' in data.webhook_endpoint && 'the answer shows the secret',
+          ],
+        },
+      );
     },
   },
   rotateWebhookSecret: {
     webhook: true,
     async run(run, state) {
       const endpoint = run.need(state.endpoint, 'a webhook endpoint', 'createWebhookEndpoint');
-      await run.request('rotateWebhookSecret', {
-        params: { id: endpoint.id },
-        body: {},
-        expect: 200,
-        verify: ({ json }) => !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(json.webhook_endpoint.secret ?? '') && 'no new whsec_ secret',
-      });
+      await run.call(
+        'rotateWebhookSecret',
+        (api) => api.core.POST('/v1.0/webhook_endpoints/{id}/rotate_secret', { params: { path: { id: endpoint.id } }, body: {} }),
+        {
+          expect: 200,
+          verify: ({ data }) => !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(data.webhook_endpoint.secret ?? '') && 'no new whsec_ secret',
+        },
+      );
     },
   },
 
   createCodeGenerator: {
     async run(run, state) {
-      const generator = {
+      const generator: CoreBody<'createCodeGenerator'>['code_generator'] = {
         generation_type: 'tillgate',
         buffer_type: 'default',
         code_length: 12,
@@ -170,12 +185,11 @@ export const checks: Record<string, Check> = {
         store_id: run.options.storeId,
         status: 'active',
       };
-      const response = await run.request('createCodeGenerator', {
-        body: { code_generator: generator },
+      const response = await run.call('createCodeGenerator', (api) => api.core.POST('/v1.0/codegen', { body: { code_generator: generator } }), {
         expect: 201,
-        verify: ({ json, headers }) => [
-          ...Object.entries(generator).map(([key, value]) => same(json.code_generator[key], value, key)),
-          same(headers.get('location'), pathOf('getCodeGenerator', { id: json.code_generator.id }), 'Location'),
+        verify: ({ data }, { headers }) => [
+          ...Object.entries(generator).map(([key, value]) => same(data.code_generator[key as keyof typeof generator], value, key)),
+          same(headers.get('location'), pathOf('getCodeGenerator', { id: data.code_generator.id }), 'Location'),
         ],
       });
       const id = response.json?.code_generator?.id;
@@ -190,44 +204,52 @@ export const checks: Record<string, Check> = {
     async run(run, state) {
       const generator = run.need(state.generator, 'a code generator', 'createCodeGenerator');
       // The smoke store keeps the generators of earlier runs (inactive): ours is on the last page.
-      await run.findListed('listCodeGenerators', {
-        query: { store_id: run.options.storeId, limit: 1000 },
-        expect: 200,
-        items: 'code_generators',
-        match: (listed: { id: number }) => listed.id === generator.id,
-        missing: `the run's generator ${generator.id} is not listed under store_id ${run.options.storeId}`,
-      });
+      await run.findListed(
+        'listCodeGenerators',
+        (api, cursor) => api.core.GET('/v1.0/codegen', { params: { query: { store_id: run.options.storeId, limit: 1000, ...(cursor ? { cursor } : {}) } } }),
+        {
+          expect: 200,
+          items: 'code_generators',
+          match: (listed: { id: number }) => listed.id === generator.id,
+          missing: `the run's generator ${generator.id} is not listed under store_id ${run.options.storeId}`,
+        },
+      );
     },
   },
   getCodeGenerator: {
     async run(run, state) {
       const generator = run.need(state.generator, 'a code generator', 'createCodeGenerator');
-      const response = await run.request('getCodeGenerator', {
-        params: { id: generator.id },
+      const read = (header: { 'If-None-Match'?: string } = {}) => run.api.core.GET('/v1.0/codegen/{id}', { params: { path: { id: generator.id }, header } });
+      const response = await run.call('getCodeGenerator', () => read(), {
         expect: 200,
-        verify: ({ json }) => same(json.code_generator, generator.body, 'code_generator'),
+        verify: ({ data }) => same(data.code_generator, generator.body, 'code_generator'),
       });
       const etag = response.headers.get('etag');
       if (!response.passed || !etag) return;
       generator.etag = etag;
-      await run.request('getCodeGenerator', { params: { id: generator.id }, headers: { 'If-None-Match': etag }, note: 'If-None-Match', expect: 304 });
+      await run.call('getCodeGenerator', () => read({ 'If-None-Match': etag }), { note: 'If-None-Match', expect: 304 });
     },
   },
   issueCodes: {
     async run(run, state) {
       const generator = run.need(state.generator, 'a code generator', 'createCodeGenerator');
-      const response = await run.request('issueCodes', {
-        params: { id: generator.id },
-        body: { count: 3 },
-        expect: 201,
-        verify: ({ json }) => [
-          run.conceal(...json.codes),
-          same(json.code_generator_id, generator.id, 'code_generator_id'),
-          json.codes.length !== 3 && `${json.codes.length} codes, expected 3`,
-          json.codes.some((code: string) => !new RegExp(`^${SMOKE_PREFIX}[2-9A-HJ-NP-Z]{12}$`).test(code)) &&
-            `codes are not ${SMOKE_PREFIX} and 12 characters of the tillgate alphabet`,
-        ],
-      });
+      const response = await run.call(
+        'issueCodes',
+        (api) => api.core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id: generator.id } }, body: { count: 3 } }),
+        {
+          expect: 201,
+          verify: ({ data }) => {
+            // Before anything is reported: a problem may quote a code.
+            run.conceal(...data.codes);
+            return [
+              same(data.code_generator_id, generator.id, 'code_generator_id'),
+              data.codes.length !== 3 && `${data.codes.length} codes, expected 3`,
+              data.codes.some((code) => !new RegExp(`^${SMOKE_PREFIX}[2-9A-HJ-NP-Z]{12}$`).test(code)) &&
+                `codes are not ${SMOKE_PREFIX} and 12 characters of the tillgate alphabet`,
+            ];
+          },
+        },
+      );
       if (Array.isArray(response.json?.codes)) run.conceal(...response.json.codes.filter((code: unknown) => typeof code === 'string'));
       if (response.passed) {
         state.codes = response.json.codes;
@@ -240,12 +262,15 @@ export const checks: Record<string, Check> = {
       const generator = run.need(state.generator, 'a code generator', 'createCodeGenerator');
       const [code] = run.need(state.codes, 'issued codes', 'issueCodes');
       // In lower case, as a cashier may type it: the answer spells it as issued.
-      await run.request('getCode', {
-        params: { id: generator.id, code: code!.toLowerCase() },
-        note: 'lower case',
-        expect: 200,
-        verify: ({ json }) => [same(json.code.code, code, 'code'), same(json.code.code_generator_id, generator.id, 'code_generator_id')],
-      });
+      await run.call(
+        'getCode',
+        (api) => api.core.GET('/v1.0/codegen/{id}/codes/{code}', { params: { path: { id: generator.id, code: code!.toLowerCase() } } }),
+        {
+          note: 'lower case',
+          expect: 200,
+          verify: ({ data }) => [same(data.code.code, code, 'code'), same(data.code.code_generator_id, generator.id, 'code_generator_id')],
+        },
+      );
     },
   },
   listCodes: {
@@ -253,12 +278,10 @@ export const checks: Record<string, Check> = {
       const generator = run.need(state.generator, 'a code generator', 'createCodeGenerator');
       const codes = run.need(state.codes, 'issued codes', 'issueCodes');
       // The list reads an index, which may lag the issuance by about a second.
-      await run.poll('listCodes', {
-        params: { id: generator.id },
-        query: { limit: 1000 },
+      await run.poll('listCodes', (api) => api.core.GET('/v1.0/codegen/{id}/codes', { params: { path: { id: generator.id }, query: { limit: 1000 } } }), {
         expect: 200,
-        verify: ({ json }) => {
-          const listed = new Set(json.codes.map((entry: { code: string }) => entry.code));
+        verify: ({ data }) => {
+          const listed = new Set(data.codes.map((entry) => entry.code));
           const missing = codes.filter((code) => !listed.has(code));
           return missing.length > 0 && `${missing.length} of the ${codes.length} codes issued are not listed`;
         },
@@ -268,21 +291,23 @@ export const checks: Record<string, Check> = {
   validateCodes: {
     async run(run, state) {
       const [code] = run.need(state.codes, 'issued codes', 'issueCodes');
-      await run.request('validateCodes', {
-        body: { transaction: { ...state.transaction, codes: [code] } },
+      await run.call('validateCodes', (api) => api.pos.POST('/v2.0/validated_codes', { body: { transaction: { ...state.transaction, codes: [code!] } } }), {
         expect: 200,
-        verify: (response) => [same(displayIds(response), ['code_valid'], 'message_ids'), response.json.transaction.errors.length > 0 && 'errors is not empty'],
+        verify: (answer) => [same(displayIds(answer), ['code_valid'], 'message_ids'), answer.data.transaction.errors.length > 0 && 'errors is not empty'],
       });
     },
   },
   redeemCodes: {
     async run(run, state) {
       const [code] = run.need(state.codes, 'issued codes', 'issueCodes');
-      const response = await run.request('redeemCodes', {
-        body: { transaction: { ...state.transaction, codes: [code] } },
-        expect: 200,
-        verify: (response) => same(displayIds(response), ['code_redeemed'], 'message_ids'),
-      });
+      const response = await run.call(
+        'redeemCodes',
+        (api) => api.pos.POST('/v2.0/redeemed_codes', { body: { transaction: { ...state.transaction, codes: [code!] } } }),
+        {
+          expect: 200,
+          verify: (answer) => same(displayIds(answer), ['code_redeemed'], 'message_ids'),
+        },
+      );
       if (response.status === 200) {
         state.redeemed.push(code!);
         state.expectedEvents.add(`codes.redeemed ${transactionResource(state)}`);
@@ -294,11 +319,10 @@ export const checks: Record<string, Check> = {
       await voidTheTransaction(run, state);
       if (!state.voided) return;
       // A till retries: the same void answers its first response and writes nothing.
-      await run.request('voidTransaction', {
-        body: { transaction: state.transaction },
+      await run.call('voidTransaction', (api) => api.pos.POST('/v2.0/voided_transactions', { body: { transaction: state.transaction } }), {
         note: 'repeated',
         expect: 200,
-        verify: ({ headers }) => same(headers.get('idempotent-replayed'), 'true', 'Idempotent-Replayed'),
+        verify: (_, { headers }) => same(headers.get('idempotent-replayed'), 'true', 'Idempotent-Replayed'),
       });
     },
   },
@@ -317,14 +341,14 @@ export const checks: Record<string, Check> = {
   getEvent: {
     async run(run, state) {
       const [event] = run.need(state.events?.length ? state.events : undefined, 'an event of the run', 'listEvents');
-      const response = await run.request('getEvent', {
-        params: { id: event!.id },
+      const read = (header: { 'If-None-Match'?: string } = {}) => run.api.core.GET('/v1.0/events/{id}', { params: { path: { id: event!.id }, header } });
+      const response = await run.call('getEvent', () => read(), {
         expect: 200,
-        verify: ({ json }) => same(json.event, event, 'event'),
+        verify: ({ data }) => same(data.event, event, 'event'),
       });
       const etag = response.headers.get('etag');
       if (response.passed && etag) {
-        await run.request('getEvent', { params: { id: event!.id }, headers: { 'If-None-Match': etag }, note: 'If-None-Match', expect: 304 });
+        await run.call('getEvent', () => read({ 'If-None-Match': etag }), { note: 'If-None-Match', expect: 304 });
       }
     },
   },
@@ -334,7 +358,7 @@ export const checks: Record<string, Check> = {
       await acknowledge(run, state, events, undefined);
       const [first] = events.filter((event) => state.acknowledged.has(event.id));
       if (first && run.has('getEvent')) {
-        await run.request('getEvent', { params: { id: first.id }, note: 'acknowledged', expect: 404 });
+        await run.call('getEvent', (api) => api.core.GET('/v1.0/events/{id}', { params: { path: { id: first.id } } }), { note: 'acknowledged', expect: 404 });
       }
     },
   },
@@ -346,17 +370,19 @@ export const checks: Record<string, Check> = {
       const endpoint = run.need(state.endpoint, 'a webhook endpoint', 'createWebhookEndpoint');
       const ours = new Set(run.need(state.events?.length ? state.events : undefined, 'events of the run', 'listEvents').map((event) => event.id));
       // A first attempt leaves within seconds of the event's commit.
-      const response = await run.poll('listWebhookDeliveries', {
-        params: { id: endpoint.id },
-        query: { limit: 1000 },
-        expect: 200,
-        verify: ({ json }) => {
-          const attempted = json.deliveries.filter((delivery: { event_id: number; attempts: number }) => ours.has(delivery.event_id) && delivery.attempts > 0);
-          if (attempted.length === 0) return `no delivery of the run's ${ours.size} events was attempted within ${run.options.settleMs / 1000} s`;
-          const delivered = attempted.find((delivery: { status: string }) => delivery.status === 'succeeded');
-          return !delivered && `the receiver at --webhook-url answered ${attempted[0].last_response_status ?? 'nothing'}, not a 2xx`;
+      const response = await run.poll(
+        'listWebhookDeliveries',
+        (api) => api.core.GET('/v1.0/webhook_endpoints/{id}/deliveries', { params: { path: { id: endpoint.id }, query: { limit: 1000 } } }),
+        {
+          expect: 200,
+          verify: ({ data }) => {
+            const attempted = data.deliveries.filter((delivery) => ours.has(delivery.event_id) && delivery.attempts > 0);
+            if (attempted.length === 0) return `no delivery of the run's ${ours.size} events was attempted within ${run.options.settleMs / 1000} s`;
+            const delivered = attempted.find((delivery) => delivery.status === 'succeeded');
+            return !delivered && `the receiver at --webhook-url answered ${attempted[0]!.last_response_status ?? 'nothing'}, not a 2xx`;
+          },
         },
-      });
+      );
       const delivery = response.json?.deliveries?.find((candidate: { event_id: number }) => ours.has(candidate.event_id));
       if (delivery) state.delivery = delivery.event_id;
     },
@@ -366,12 +392,15 @@ export const checks: Record<string, Check> = {
     async run(run, state) {
       const endpoint = run.need(state.endpoint, 'a webhook endpoint', 'createWebhookEndpoint');
       const eventId = run.need(state.delivery, "a delivery of the run's events", 'listWebhookDeliveries');
-      await run.request('retryWebhookDelivery', {
-        params: { id: endpoint.id, event_id: eventId },
-        body: {},
-        expect: 202,
-        verify: ({ json }) => [same(json.delivery.event_id, eventId, 'event_id'), same(json.delivery.status, 'pending', 'status')],
-      });
+      await run.call(
+        'retryWebhookDelivery',
+        (api) =>
+          api.core.POST('/v1.0/webhook_endpoints/{id}/deliveries/{event_id}/retry', { params: { path: { id: endpoint.id, event_id: eventId } }, body: {} }),
+        {
+          expect: 202,
+          verify: ({ data }) => [same(data.delivery.event_id, eventId, 'event_id'), same(data.delivery.status, 'pending', 'status')],
+        },
+      );
     },
   },
   deleteWebhookEndpoint: {
@@ -380,7 +409,10 @@ export const checks: Record<string, Check> = {
       const endpoint = run.need(state.endpoint, 'a webhook endpoint', 'createWebhookEndpoint');
       await deleteEndpoint(run, endpoint, undefined);
       if (endpoint.deleted && run.has('getWebhookEndpoint')) {
-        await run.request('getWebhookEndpoint', { params: { id: endpoint.id }, note: 'deleted', expect: 404 });
+        await run.call('getWebhookEndpoint', (api) => api.core.GET('/v1.0/webhook_endpoints/{id}', { params: { path: { id: endpoint.id } } }), {
+          note: 'deleted',
+          expect: 404,
+        });
       }
     },
   },
@@ -481,13 +513,12 @@ export async function gatewayChecks(run: SmokeRun, state: SmokeState): Promise<v
 
 async function voidTheTransaction(run: SmokeRun, state: SmokeState, note?: string) {
   const released = [...state.redeemed];
-  const response = await run.request('voidTransaction', {
-    body: { transaction: state.transaction },
+  const response = await run.call('voidTransaction', (api) => api.pos.POST('/v2.0/voided_transactions', { body: { transaction: state.transaction } }), {
     note,
     expect: 200,
-    verify: (response) => [
-      same(displayIds(response), ['transaction_voided', ...released.map(() => 'code_released')], 'message_ids'),
-      response.json.transaction.errors.length > 0 && 'errors is not empty',
+    verify: (answer) => [
+      same(displayIds(answer), ['transaction_voided', ...released.map(() => 'code_released')], 'message_ids'),
+      answer.data.transaction.errors.length > 0 && 'errors is not empty',
     ],
   });
   if (response.status === 200) {
@@ -503,17 +534,22 @@ async function deactivate(
   generator: NonNullable<SmokeState['generator']>,
   { ifMatch, note }: { ifMatch?: string; note?: string },
 ) {
-  const response = await run.request('updateCodeGenerator', {
-    params: { id: generator.id },
-    headers: ifMatch ? { 'If-Match': ifMatch } : {},
-    note: note ?? (ifMatch ? 'If-Match' : undefined),
-    body: { code_generator: { status: 'inactive' } },
-    expect: 200,
-    verify: ({ json }) => [
-      same(json.code_generator.status, 'inactive', 'status'),
-      !(json.code_generator.updated_at > String(generator.body.updated_at)) && 'updated_at did not advance',
-    ],
-  });
+  const response = await run.call(
+    'updateCodeGenerator',
+    (api) =>
+      api.core.PATCH('/v1.0/codegen/{id}', {
+        params: { path: { id: generator.id }, header: ifMatch ? { 'If-Match': ifMatch } : {} },
+        body: { code_generator: { status: 'inactive' } },
+      }),
+    {
+      note: note ?? (ifMatch ? 'If-Match' : undefined),
+      expect: 200,
+      verify: ({ data }) => [
+        same(data.code_generator.status, 'inactive', 'status'),
+        !(data.code_generator.updated_at > String(generator.body.updated_at)) && 'updated_at did not advance',
+      ],
+    },
+  );
   if (response.status === 200 && response.json?.code_generator?.status === 'inactive') {
     generator.inactive = true;
     state.expectedEvents.add(`code_generator.updated ${generator.id}`);
@@ -537,13 +573,17 @@ async function findOurEvents(run: SmokeRun, state: SmokeState, note: string | un
     found = [];
     let cursor: string | undefined;
     for (let page = 0; ; page++) {
-      const response = await run.request('listEvents', {
-        query: { limit: 1000, ...(cursor ? { cursor } : {}) },
-        expect: 200,
-        note,
-        tentative: page === 0,
-        quiet: page > 0,
-      });
+      const from = cursor;
+      const response = await run.call(
+        'listEvents',
+        (api) => api.core.GET('/v1.0/events', { params: { query: { limit: 1000, ...(from ? { cursor: from } : {}) } } }),
+        {
+          expect: 200,
+          note,
+          tentative: page === 0,
+          quiet: page > 0,
+        },
+      );
       if (page === 0) first = response;
       if (!response.passed) {
         if (page === 0) run.record(response.outcome);
@@ -574,13 +614,23 @@ async function findOurEvents(run: SmokeRun, state: SmokeState, note: string | un
 async function acknowledge(run: SmokeRun, state: SmokeState, events: readonly FeedEvent[], note: string | undefined) {
   for (const event of events) {
     if (state.acknowledged.has(event.id)) continue;
-    const response = await run.request('deleteEvent', { params: { id: event.id }, note: [note, event.type].filter(Boolean).join(', '), expect: 200 });
+    const response = await run.call('deleteEvent', (api) => api.core.DELETE('/v1.0/events/{id}', { params: { path: { id: event.id } } }), {
+      note: [note, event.type].filter(Boolean).join(', '),
+      expect: 200,
+    });
     if (response.status === 200) state.acknowledged.add(event.id);
   }
 }
 
 async function deleteEndpoint(run: SmokeRun, endpoint: NonNullable<SmokeState['endpoint']>, note: string | undefined) {
-  const response = await run.request('deleteWebhookEndpoint', { params: { id: endpoint.id }, note, expect: 200 });
+  const response = await run.call(
+    'deleteWebhookEndpoint',
+    (api) => api.core.DELETE('/v1.0/webhook_endpoints/{id}', { params: { path: { id: endpoint.id } } }),
+    {
+      note,
+      expect: 200,
+    },
+  );
   if (response.status === 200) endpoint.deleted = true;
 }
 

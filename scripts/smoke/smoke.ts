@@ -1,11 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { routes, type HostId, type Route } from '../../functions/routes.ts';
 import type { OpenApiChecker } from '../../openapi/check.ts';
+import { createTillgate, type Tillgate } from '../../client/index.ts';
 
 /**
  * One run of `npm run smoke`: real requests to a deployed stage (or `npm start`), each checked
  * for its status, the headers PRODUCT.md promises and the OpenAPI document, timed, and reported
  * as one line (an Outcome). The checks themselves are in checks.ts; this is what they share.
+ *
+ * The checks send their requests through the typed client (client/index.ts, `run.call`): each
+ * request and each verified answer is typed by the documents. The client sends through the run's
+ * own fetch, which adds the run's X-Request-Id, times the exchange and keeps the answer as
+ * received, which is what is checked (not retried: the run reports what the stage answered).
+ * Requests no client sends (without a token, to no route) go raw (`run.request`, `run.probe`).
  */
 export interface SmokeOptions {
   readonly urls: Readonly<Record<HostId, string>>;
@@ -65,13 +72,8 @@ export interface SmokeResponse {
   readonly lagging: boolean;
 }
 
-export interface RequestOptions {
-  readonly params?: Record<string, string | number>;
-  readonly query?: Record<string, string | number>;
-  readonly body?: unknown;
-  readonly headers?: Record<string, string>;
-  /** Send no X-Auth-Token. */
-  readonly anonymous?: boolean;
+/** What a check says about a request besides the request itself: the status it expects, how it is reported. */
+interface Expectation {
   readonly expect: number;
   readonly note?: string;
   readonly quiet?: boolean;
@@ -79,8 +81,46 @@ export interface RequestOptions {
   readonly hints?: Readonly<Record<number, string>>;
   /** Not reported: the caller decides (a poll reports its last try). See `report`. */
   readonly tentative?: boolean;
+}
+
+type Problems = (string | false | undefined)[] | string | false | undefined;
+type Received = Omit<SmokeResponse, 'outcome' | 'passed' | 'lagging'>;
+
+/** A raw request (`run.request`, `run.probe`): one no client sends. */
+export interface RequestOptions extends Expectation {
+  readonly params?: Record<string, string | number>;
+  readonly query?: Record<string, string | number>;
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
+  /** Send no X-Auth-Token. */
+  readonly anonymous?: boolean;
   /** Contract checks of the body beyond its schema: return (or throw) what is wrong. */
-  readonly verify?: (response: Omit<SmokeResponse, 'outcome' | 'passed' | 'lagging'>) => (string | false | undefined)[] | string | false | undefined;
+  readonly verify?: (response: Received) => Problems;
+}
+
+/** An answer of the typed client: its status, and its data or error typed by it. */
+interface AnswerLike {
+  readonly status: number;
+}
+
+/** A request through the typed client (`run.call`), expecting status `S` of its answers `A`. */
+export interface CallOptions<A extends AnswerLike, S extends A['status']> extends Expectation {
+  readonly expect: S;
+  /** Contract checks of the answer beyond its schema, typed for the status expected: return (or throw) what is wrong. */
+  readonly verify?: (answer: Extract<A, { status: S }>, received: Received) => Problems;
+}
+
+/** The checked response of `run.call`, with the client's typed answer (undefined when none came). */
+export type CallResponse<A> = SmokeResponse & { readonly answer: A | undefined };
+
+/** One exchange of the client's fetch: what was sent and when, and what came back. */
+interface Exchange {
+  readonly requestId: string;
+  readonly method: string;
+  /** Path and query as sent. */
+  readonly target: string;
+  readonly started: number;
+  received?: { readonly status: number; readonly headers: Headers; readonly text: string; readonly latencyMs: number };
 }
 
 /** Thrown by a check that cannot run because an earlier one left nothing to work on. */
@@ -98,8 +138,35 @@ export class SmokeRun {
   readonly routes: readonly Route[];
   private requests = 0;
 
+  /** Both hosts' typed clients, sending through `exchange`. */
+  readonly api: Tillgate;
+  /** The client's last exchange: the run sends one request at a time. */
+  private exchanged: Exchange | undefined;
+
   constructor(readonly options: SmokeOptions) {
     this.routes = options.routes ?? routes;
+    this.api = createTillgate({
+      coreUrl: options.urls.core,
+      posUrl: options.urls.pos,
+      token: options.token,
+      fetch: (request) => this.exchange(request),
+      retry: { retries: 0 },
+    });
+  }
+
+  /** The client's fetch: the run's request id, no redirect followed, the time-out; the answer kept as received. */
+  private async exchange(request: Request): Promise<Response> {
+    const requestId = `smoke-${this.runId}-${++this.requests}`;
+    const headers = new Headers(request.headers);
+    headers.set('Accept', 'application/json');
+    headers.set('X-Request-Id', requestId);
+    const url = new URL(request.url);
+    const exchange: Exchange = { requestId, method: request.method, target: `${url.pathname}${url.search}`, started: performance.now() };
+    this.exchanged = exchange;
+    const response = await fetch(new Request(request, { headers, redirect: 'manual', signal: AbortSignal.timeout(this.options.timeoutMs) }));
+    const text = await response.clone().text();
+    exchange.received = { status: response.status, headers: response.headers, text, latencyMs: performance.now() - exchange.started };
+    return response;
   }
 
   has(operationId: string): boolean {
@@ -136,7 +203,7 @@ export class SmokeRun {
     return outcome;
   }
 
-  /** One request to the route of `operationId`, checked and reported. */
+  /** One raw request to the route of `operationId` (one no client sends: without a token), checked and reported. */
   async request(operationId: string, options: RequestOptions): Promise<SmokeResponse> {
     const route = this.route(operationId);
     // A parameter is found under its name in any spelling: {event_id} and {eventId} alike.
@@ -159,15 +226,77 @@ export class SmokeRun {
   }
 
   /**
-   * A request repeated (every 250 ms, for at most `settleMs`) until it passes: for what the
-   * contract lets lag, such as reads of an index. Only the last try is reported.
+   * One request to the route of `operationId` through the typed client (`send` makes it with
+   * `run.api`), checked and reported like any other; the answer typed by the documents beside it.
    */
-  async poll(operationId: string, options: RequestOptions): Promise<SmokeResponse> {
+  async call<A extends AnswerLike, S extends A['status']>(
+    operationId: string,
+    send: (api: Tillgate) => Promise<A>,
+    options: CallOptions<A, S>,
+  ): Promise<CallResponse<A>> {
+    const route = this.route(operationId);
+    const base = { name: operationId, method: route.method, path: route.path, note: options.note, expected: options.expect, quiet: options.quiet };
+    this.exchanged = undefined;
+    let answer: A;
+    try {
+      answer = await send(this.api);
+    } catch (error) {
+      const exchange = this.exchanged as Exchange | undefined;
+      const latencyMs = exchange ? performance.now() - exchange.started : 0;
+      const shown = exchange ? { method: exchange.method, path: this.shown(route, exchange.target) } : {};
+      const outcome: Outcome = {
+        ...base,
+        ...shown,
+        result: 'fail',
+        latencyMs,
+        problems: [unreachable(this.options.urls[route.host]!, error, this.options.timeoutMs)],
+      };
+      if (!options.tentative) this.record(outcome);
+      return { status: 0, headers: new Headers(), text: '', json: undefined, passed: false, outcome, lagging: false, answer: undefined };
+    }
+    const exchange = this.exchanged as Exchange | undefined;
+    if (!exchange?.received) throw new Error(`${operationId}: the client answered without sending a request`);
+    const { status, headers, text, latencyMs } = exchange.received;
+    const verify = options.verify;
+    const judged = this.judge(route.host, exchange.method, exchange.target, {
+      ...options,
+      name: operationId,
+      shownPath: this.shown(route, exchange.target),
+      answeredBy: 'function',
+      requestId: exchange.requestId,
+      received: { status, headers, text, json: parse(text) },
+      latencyMs,
+      // The status is the one expected when verify runs: the answer is that status's.
+      verify: verify && ((received) => verify(answer as Extract<A, { status: S }>, received)),
+    });
+    return { ...judged, answer };
+  }
+
+  /** The path as sent, a promotion code shown as `{code}` (it is worth money: sent, never printed). */
+  private shown(route: Route, target: string): string {
+    const [path, query] = target.split('?') as [string, string | undefined];
+    const template = route.path.split('/');
+    const shownPath = path
+      .split('/')
+      .map((segment, i) => (template[i] === '{code}' ? '{code}' : segment))
+      .join('/');
+    return query === undefined ? shownPath : `${shownPath}?${query}`;
+  }
+
+  /**
+   * A request through the client repeated (every 250 ms, for at most `settleMs`) until it passes:
+   * for what the contract lets lag, such as reads of an index. Only the last try is reported.
+   */
+  async poll<A extends AnswerLike, S extends A['status']>(
+    operationId: string,
+    send: (api: Tillgate) => Promise<A>,
+    options: CallOptions<A, S>,
+  ): Promise<CallResponse<A>> {
     let tries = 0;
-    let last: SmokeResponse | undefined;
+    let last: CallResponse<A> | undefined;
     await settle(this.options.settleMs, async () => {
       tries++;
-      last = await this.request(operationId, { ...options, tentative: true });
+      last = await this.call(operationId, send, { ...options, tentative: true });
       // Only a body that may still change is worth asking for again.
       return !last.lagging;
     });
@@ -177,13 +306,15 @@ export class SmokeRun {
   }
 
   /**
-   * An item looked for in a list, page after page (later pages reported only when they fail or
-   * with --verbose), asked again until it is there or `settleMs` have passed: a list may read an
-   * index that lags the write. The first page's line says whether it was found.
+   * An item looked for in a list, page after page (`list` asks the client for the page after
+   * `cursor`; later pages reported only when they fail or with --verbose), asked again until it
+   * is there or `settleMs` have passed: a list may read an index that lags the write. The first
+   * page's line says whether it was found.
    */
-  async findListed(
+  async findListed<A extends AnswerLike>(
     operationId: string,
-    options: RequestOptions & { items: string; match: (item: any) => boolean; missing: string; verifyItem?: (item: any) => string | false | undefined },
+    list: (api: Tillgate, cursor: string | undefined) => Promise<A>,
+    options: Expectation & { items: string; match: (item: any) => boolean; missing: string; verifyItem?: (item: any) => string | false | undefined },
   ): Promise<any> {
     let tries = 0;
     let first: SmokeResponse | undefined;
@@ -192,9 +323,9 @@ export class SmokeRun {
       tries++;
       let cursor: string | undefined;
       for (let page = 0; page < 100; page++) {
-        const response = await this.request(operationId, {
+        const from = cursor;
+        const response = await this.call(operationId, (api) => list(api, from), {
           ...options,
-          query: { ...options.query, ...(cursor ? { cursor } : {}) },
           note: page > 0 ? `page ${page + 1}` : options.note,
           tentative: page === 0,
           quiet: page > 0,
@@ -225,6 +356,7 @@ export class SmokeRun {
     return this.send(host, method, path, { ...options, name, shownPath: path });
   }
 
+  /** A raw request, sent as given. */
   private async send(
     host: HostId,
     method: string,
@@ -239,7 +371,6 @@ export class SmokeRun {
       body = JSON.stringify(options.body);
       headers['Content-Type'] = 'application/json';
     }
-    const base = { name: options.name, method, path: options.shownPath, note: options.note, expected: options.expect, quiet: options.quiet };
     const started = performance.now();
     let response: Response;
     let text: string;
@@ -254,24 +385,42 @@ export class SmokeRun {
       text = await response.text();
     } catch (error) {
       const latencyMs = performance.now() - started;
+      const base = { name: options.name, method, path: options.shownPath, note: options.note, expected: options.expect, quiet: options.quiet };
       const outcome: Outcome = { ...base, result: 'fail', latencyMs, problems: [unreachable(this.options.urls[host]!, error, this.options.timeoutMs)] };
       if (!options.tentative) this.record(outcome);
       return { status: 0, headers: new Headers(), text: '', json: undefined, passed: false, outcome, lagging: false };
     }
     const latencyMs = performance.now() - started;
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    const result = { status: response.status, headers: response.headers, text, json };
+    return this.judge(host, method, path, {
+      ...options,
+      requestId,
+      received: { status: response.status, headers: response.headers, text, json: parse(text) },
+      latencyMs,
+    });
+  }
 
+  /** An answer checked: its status, the conventions, the document, then `verify`; reported unless tentative. */
+  private judge(
+    host: HostId,
+    method: string,
+    path: string,
+    options: Expectation & {
+      name: string;
+      shownPath: string;
+      answeredBy: 'gateway' | 'function';
+      requestId: string;
+      received: Received;
+      latencyMs: number;
+      verify?: ((response: Received) => Problems) | undefined;
+    },
+  ): SmokeResponse {
+    const { received: result, requestId, latencyMs } = options;
+    const base = { name: options.name, method, path: options.shownPath, note: options.note, expected: options.expect, quiet: options.quiet };
     const problems: string[] = [];
     let lagging = false;
-    if (response.status !== options.expect) {
-      const meaning = options.hints?.[response.status] ? ` (${options.hints[response.status]})` : hint(host, response.status, result);
-      problems.push(`expected ${options.expect}, got ${response.status}${errorSummary(result)}${meaning}`);
+    if (result.status !== options.expect) {
+      const meaning = options.hints?.[result.status] ? ` (${options.hints[result.status]})` : hint(host, result.status, result);
+      problems.push(`expected ${options.expect}, got ${result.status}${errorSummary(result)}${meaning}`);
     } else {
       problems.push(...this.conventionProblems(host, method, result, requestId, options.answeredBy));
       const flagged = problems.join(' ');
@@ -284,11 +433,11 @@ export class SmokeRun {
           for (const problem of [found].flat()) if (problem) problems.push(problem);
           lagging = problems.length > 0;
         } catch (error) {
-          problems.push(`unexpected body (${(error as Error).message}): ${text.slice(0, 200)}`);
+          problems.push(`unexpected body (${(error as Error).message}): ${result.text.slice(0, 200)}`);
         }
       }
     }
-    const outcome: Outcome = { ...base, status: response.status, latencyMs, result: problems.length === 0 ? 'ok' : 'fail', problems };
+    const outcome: Outcome = { ...base, status: result.status, latencyMs, result: problems.length === 0 ? 'ok' : 'fail', problems };
     if (!options.tentative) this.record(outcome);
     return { ...result, passed: problems.length === 0, outcome, lagging };
   }
@@ -337,6 +486,15 @@ export class SmokeRun {
       if (!success && !notModified && etag !== null) problems.push(`header ETag on an error (${response.status}): a client could take it for the resource's`);
     }
     return problems;
+  }
+}
+
+/** The body as JSON, or undefined when it is not JSON. */
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 

@@ -96,12 +96,16 @@ describe('a list that lags its write (an index in AWS)', () => {
       onOutcome: (outcome) => outcomes.push(outcome),
     });
     try {
-      const found = await run.findListed('listCodeGenerators', {
-        expect: 200,
-        items: 'code_generators',
-        match: (item: { id: number }) => item.id === 7,
-        missing: 'generator 7 is not listed',
-      });
+      const found = await run.findListed(
+        'listCodeGenerators',
+        (api, cursor) => api.core.GET('/v1.0/codegen', { params: { query: cursor ? { cursor } : {} } }),
+        {
+          expect: 200,
+          items: 'code_generators',
+          match: (item: { id: number }) => item.id === 7,
+          missing: 'generator 7 is not listed',
+        },
+      );
 
       expect(found).toEqual({ id: 7 });
       expect(requests).toBe(3);
