@@ -13,9 +13,9 @@
  * layer over the platform's `fetch`, which runs unchanged in Node 24, browsers and Lambda; a
  * change of the documents is one regeneration, no generated runtime code to review. Considered
  * and not chosen: orval (generates runtime code per operation, aimed at React Query/SWR hooks),
- * hey-api/openapi-ts (also generates an SDK's runtime code, and changed its output between minor
- * versions), openapi-generator's typescript-fetch (a Java tool, thousands of generated lines of
- * classes and runtime to commit and review).
+ * hey-api/openapi-ts (also generates an SDK's runtime code; pre-1.0, breaking changes in minor
+ * releases), openapi-generator's typescript-fetch (a Java tool to install beside Node, and
+ * generated classes and runtime to commit and review).
  *
  * What this file adds to openapi-fetch, as its middleware, for what the contract says:
  * - `X-Auth-Token` on every request.

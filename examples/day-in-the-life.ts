@@ -135,11 +135,17 @@ export async function dayInTheLife(urls: { readonly core: string; readonly pos: 
   if (friend.status !== 409 || friend.error.transaction.display_messages[0]?.message_id !== 'code_already_redeemed')
     throw unexpected('redeem it in sale 1240', friend);
 
-  // The back office sees which codes were used, where and when.
-  const used = await core.GET('/v1.0/codegen/{id}/codes', { params: { path: id, query: { redeemed: true, limit: 100 } } });
+  // The back office sees which codes were used, where and when. The list reads an index that may lag a
+  // redemption by about a second (the document says so): asked again for a few seconds at most.
+  const listed = (answer: { status: number; data?: { codes: { code: string; site_id: string | null; pos_transaction_id: string | null }[] } }) =>
+    answer.data?.codes.map((c) => `${c.code} ${c.site_id}/${c.pos_transaction_id}`).join();
+  let used = await core.GET('/v1.0/codegen/{id}/codes', { params: { path: id, query: { redeemed: true, limit: 100 } } });
+  for (let tries = 1; used.status === 200 && listed(used) !== `${code} S-0042/1234` && tries < 10; tries++) {
+    await new Promise((done) => setTimeout(done, 500));
+    used = await core.GET('/v1.0/codegen/{id}/codes', { params: { path: id, query: { redeemed: true, limit: 100 } } });
+  }
   note('list the redeemed codes', used);
-  if (used.status !== 200 || used.data.codes.map((c) => `${c.code} ${c.site_id}/${c.pos_transaction_id}`).join() !== `${code} S-0042/1234`)
-    throw unexpected('list the redeemed codes', used);
+  if (used.status !== 200 || listed(used) !== `${code} S-0042/1234`) throw unexpected('list the redeemed codes', used);
 
   // Evening: the promotion ends. Read the ETag, deactivate with If-Match; the same If-Match again is stale.
   const read = await core.GET('/v1.0/codegen/{id}', { params: { path: id } });
