@@ -629,7 +629,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -927,7 +927,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The write may have been applied: repeat it with the same Idempotency-Key (the first answer comes back, nothing is done twice). */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -1153,7 +1153,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -1452,7 +1452,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The change may have been applied: repeated, it leaves the same end state. */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -1685,7 +1685,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -1979,7 +1979,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The write may have been applied: repeat it with the same Idempotency-Key (the first answer comes back, nothing is done twice). */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -2207,7 +2207,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -2416,7 +2416,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -2642,7 +2642,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -2847,7 +2847,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The change may have been applied: repeated, it leaves the same end state. */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -3056,7 +3056,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -3348,7 +3348,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The write may have been applied: repeat it with the same Idempotency-Key (the first answer comes back, nothing is done twice). */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -3574,7 +3574,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -3779,7 +3779,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The change may have been applied: repeated, it leaves the same end state. */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -4082,7 +4082,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The change may have been applied: repeated, it leaves the same end state. */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -4351,7 +4351,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The rotation may have been applied, its secret lost with the answer: rotate again and keep the secret of the answer you get (deliveries are signed with it and the one before it for 24 hours). */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -4582,7 +4582,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -4872,7 +4872,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The attempt may have been queued: repeated, the event may arrive twice, with the same webhook-id (receivers deduplicate by it). */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */

@@ -517,7 +517,7 @@ export interface operations {
                     "application/json": components["schemas"]["PosError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The write may have been applied: repeat it as it was (keyed by its transaction, a repeat does nothing twice). */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -778,7 +778,7 @@ export interface operations {
                     "application/json": components["schemas"]["PosError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The write may have been applied: repeat it as it was (keyed by its transaction, a repeat does nothing twice). */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -1039,7 +1039,7 @@ export interface operations {
                     "application/json": components["schemas"]["PosError"];
                 };
             };
-            /** @description The database is throttling or unreachable; retry after Retry-After seconds. */
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The write may have been applied: repeat it as it was (keyed by its transaction, a repeat does nothing twice). */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */

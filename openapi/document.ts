@@ -53,7 +53,6 @@ const errorDescriptions: Record<number, string> = {
   415: 'A body with a non-JSON Content-Type.',
   422: 'Validation failed: one entry per problem.',
   500: 'A bug: a generic message with the request id.',
-  503: 'The database is throttling or unreachable; retry after Retry-After seconds.',
 };
 
 /**
@@ -132,6 +131,16 @@ function rowDescription(route: Route, status: number): string | undefined {
     return `${faults.join('; ').replace(/^./, (first) => first.toUpperCase())}.`;
   }
   if (status === 409 && route.idempotencyKey) return 'The Idempotency-Key was already used with a different body: nothing was done.';
+  if (status === 503) {
+    const unavailable = 'The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds.';
+    if (route.method === 'GET') return unavailable;
+    if (route.host === 'pos')
+      return `${unavailable} The write may have been applied: repeat it as it was (keyed by its transaction, a repeat does nothing twice).`;
+    if (route.idempotencyKey) {
+      return `${unavailable} The write may have been applied: repeat it with the same Idempotency-Key (the first answer comes back, nothing is done twice).`;
+    }
+    return `${unavailable} The change may have been applied: repeated, it leaves the same end state.`;
+  }
   return undefined;
 }
 
@@ -419,6 +428,9 @@ const webhookOperations: Record<string, Operation> = {
     },
   },
   rotateWebhookSecret: {
+    errorDescriptions: {
+      503: 'The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The rotation may have been applied, its secret lost with the answer: rotate again and keep the secret of the answer you get (deliveries are signed with it and the one before it for 24 hours).',
+    },
     success: webhookEndpointWithSecret(
       'The endpoint with its new secret, shown this once. For 24 hours every delivery carries two signatures (new and previous secret, space-separated in webhook-signature), then only the new one.',
       200,
@@ -436,7 +448,10 @@ const webhookOperations: Record<string, Operation> = {
       },
     },
     refuses: [409],
-    errorDescriptions: { 409: 'The endpoint is disabled: enable it (PATCH status "enabled") before retrying. Nothing was sent.' },
+    errorDescriptions: {
+      409: 'The endpoint is disabled: enable it (PATCH status "enabled") before retrying. Nothing was sent.',
+      503: 'The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The attempt may have been queued: repeated, the event may arrive twice, with the same webhook-id (receivers deduplicate by it).',
+    },
   },
 };
 
