@@ -1,4 +1,6 @@
 import { resolve } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { startReceiver, type Receiver } from './webhooks/receiver.ts';
 import { tableNamesWithPrefix } from '../../local/dynamodb.ts';
 import { accountsOfThisProcess } from './accounts.ts';
 import type { Around } from './local-api.ts';
@@ -28,4 +30,22 @@ export async function startTestWebhooks(
     // Files run side by side on the same tables: each takes the events of its own accounts only.
     acceptsAccount: (accountId) => accountsOfThisProcess.has(accountId),
   });
+}
+
+/**
+ * Registers a test file's hooks for the webhook pipeline: the stand-ins above and a verifying
+ * receiver on 127.0.0.1, started before the file's tests and closed after. Read `webhooks` and
+ * `receiver` inside tests.
+ */
+export function useWebhookPipeline() {
+  const context = {} as { webhooks: LocalWebhooks; receiver: Receiver };
+  beforeAll(async () => {
+    context.webhooks = await startTestWebhooks();
+    context.receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await context.webhooks?.close();
+    await context.receiver?.close();
+  });
+  return context;
 }

@@ -1,16 +1,14 @@
 import '../../support/webhooks/env.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { issueToken } from '../../../functions/http/tokens.ts';
-import type { LocalWebhooks } from '../../../local/webhooks.ts';
 import { dayInTheLife } from '../../../examples/day-in-the-life.ts';
 import { readmeExample } from '../../../examples/readme.ts';
 import { newAccount } from '../../support/accounts.ts';
 import { checkedFetch } from '../../support/client.ts';
 import { RFC3339_MILLIS_UTC } from '../../support/http.ts';
 import { useLocalApi } from '../../support/local-api.ts';
-import { startTestWebhooks } from '../../support/local-webhooks.ts';
+import { useWebhookPipeline } from '../../support/local-webhooks.ts';
 import { eventsOf } from '../../support/records.ts';
-import { startReceiver, type Receiver } from '../../support/webhooks/receiver.ts';
 
 /**
  * examples/day-in-the-life.ts, the README's day written against the typed client alone, run against
@@ -18,16 +16,7 @@ import { startReceiver, type Receiver } from '../../support/webhooks/receiver.ts
  * the OpenAPI documents on the way (test/support/client.ts).
  */
 const ctx = useLocalApi();
-let webhooks: LocalWebhooks;
-let receiver: Receiver;
-beforeAll(async () => {
-  webhooks = await startTestWebhooks();
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await webhooks?.close();
-  await receiver?.close();
-});
+const pipeline = useWebhookPipeline();
 
 describe('examples/day-in-the-life.ts', () => {
   it("runs the README's day end to end through the typed client", async () => {
@@ -38,7 +27,7 @@ describe('examples/day-in-the-life.ts', () => {
     const day = await dayInTheLife(ctx.api.urls, ctx.account.token, {
       till,
       otherAccount: other.token,
-      webhook: { url: `${receiver.url}${path}`, secret: (secret) => receiver.secrets(path, [secret]) },
+      webhook: { url: `${pipeline.receiver.url}${path}`, secret: (secret) => pipeline.receiver.secrets(path, [secret]) },
       fetch: checkedFetch(ctx.api),
       deliveries: { everyMs: 100, forMs: 30_000 },
     });
@@ -87,7 +76,7 @@ describe('examples/day-in-the-life.ts', () => {
       'codes.released succeeded',
       'transaction.voided succeeded',
     ]);
-    const received = receiver.on(path);
+    const received = pipeline.receiver.on(path);
     expect(received.map((delivery) => delivery.json.type).sort()).toEqual(['codes.released', 'transaction.voided']);
     expect(received.every((delivery) => delivery.verifiedWith.length === 1)).toBe(true);
   }, 60_000);

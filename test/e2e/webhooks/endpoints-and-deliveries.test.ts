@@ -1,13 +1,11 @@
 import '../../support/webhooks/env.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newAccount } from '../../support/accounts.ts';
 import { winterPromotion } from '../../support/fixtures.ts';
 import { call, RFC3339_MILLIS_UTC } from '../../support/http.ts';
 import { send, type CoreBody, type CoreQuery } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
-import { startTestWebhooks } from '../../support/local-webhooks.ts';
-import { startReceiver, type Receiver } from '../../support/webhooks/receiver.ts';
-import type { LocalWebhooks } from '../../../local/webhooks.ts';
+import { useWebhookPipeline } from '../../support/local-webhooks.ts';
 import { EVENT_TYPES } from '../../../functions/data/event-types.ts';
 
 /**
@@ -16,17 +14,7 @@ import { EVENT_TYPES } from '../../../functions/data/event-types.ts';
  * `standardwebhooks`. Retry schedule 1,1,1 s and a 1.5 s attempt time-out (test/support/webhooks/env.ts).
  */
 const ctx = useLocalApi();
-let webhooks: LocalWebhooks;
-let receiver: Receiver;
-
-beforeAll(async () => {
-  webhooks = await startTestWebhooks();
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await webhooks?.close();
-  await receiver?.close();
-});
+const pipeline = useWebhookPipeline();
 
 const WHSEC = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
 let paths = 0;
@@ -43,11 +31,11 @@ interface Created {
 async function register(fields: Omit<CoreBody<'createWebhookEndpoint'>['webhook_endpoint'], 'url'> = {}, token = ctx.account.token): Promise<Created> {
   const path = newPath();
   const response = await send(ctx.api, token, ({ core }) =>
-    core.POST('/v1.0/webhook_endpoints', { body: { webhook_endpoint: { url: `${receiver.url}${path}`, ...fields } } }),
+    core.POST('/v1.0/webhook_endpoints', { body: { webhook_endpoint: { url: `${pipeline.receiver.url}${path}`, ...fields } } }),
   );
   expect(response.status, response.text).toBe(201);
   const endpoint = response.json.webhook_endpoint;
-  receiver.secrets(path, [endpoint.secret]);
+  pipeline.receiver.secrets(path, [endpoint.secret]);
   return { id: endpoint.id, url: endpoint.url, secret: endpoint.secret, path, body: response.json };
 }
 
@@ -100,7 +88,7 @@ describe('webhook endpoint routes', () => {
     const created = await register({ description: 'ERP' });
     const endpoint = created.body.webhook_endpoint;
     expect(Object.keys(endpoint)).toEqual(['id', 'url', 'event_types', 'description', 'status', 'secret', 'created_at', 'updated_at']);
-    expect(endpoint).toMatchObject({ url: `${receiver.url}${created.path}`, event_types: ['*'], description: 'ERP', status: 'enabled' });
+    expect(endpoint).toMatchObject({ url: `${pipeline.receiver.url}${created.path}`, event_types: ['*'], description: 'ERP', status: 'enabled' });
     expect(endpoint.secret).toMatch(WHSEC);
     const keyBytes = Buffer.from(endpoint.secret.slice('whsec_'.length), 'base64').length;
     expect(keyBytes).toBeGreaterThanOrEqual(24);
@@ -364,18 +352,23 @@ describe('deliveries', () => {
     const feed = await events();
     expect(feed.map((e) => e.type)).toEqual(['code_generator.created', 'codes.issued', 'code_generator.updated', 'transaction.voided']);
 
-    const toAll = await receiver.waitFor(all.path, 4);
-    await receiver.waitFor(created.path, 1);
-    await receiver.waitFor(issued.path, 2);
-    await receiver.waitFor(voided.path, 1);
+    const toAll = await pipeline.receiver.waitFor(all.path, 4);
+    await pipeline.receiver.waitFor(created.path, 1);
+    await pipeline.receiver.waitFor(issued.path, 2);
+    await pipeline.receiver.waitFor(voided.path, 1);
     await new Promise((r) => setTimeout(r, 500)); // nothing more arrives
     const byId = (list: typeof toAll) => list.map((r) => Number(r.headers['webhook-id'])).sort((a, b) => a - b);
-    expect(byId(receiver.on(all.path))).toEqual(feed.map((e) => e.id));
-    expect(byId(receiver.on(created.path))).toEqual([feed[0]!.id]);
-    expect(byId(receiver.on(issued.path))).toEqual([feed[1]!.id, feed[2]!.id]);
-    expect(byId(receiver.on(voided.path))).toEqual([feed[3]!.id]);
+    expect(byId(pipeline.receiver.on(all.path))).toEqual(feed.map((e) => e.id));
+    expect(byId(pipeline.receiver.on(created.path))).toEqual([feed[0]!.id]);
+    expect(byId(pipeline.receiver.on(issued.path))).toEqual([feed[1]!.id, feed[2]!.id]);
+    expect(byId(pipeline.receiver.on(voided.path))).toEqual([feed[3]!.id]);
 
-    for (const delivery of [...receiver.on(all.path), ...receiver.on(created.path), ...receiver.on(issued.path), ...receiver.on(voided.path)]) {
+    for (const delivery of [
+      ...pipeline.receiver.on(all.path),
+      ...pipeline.receiver.on(created.path),
+      ...pipeline.receiver.on(issued.path),
+      ...pipeline.receiver.on(voided.path),
+    ]) {
       expect(delivery.verifiedWith, delivery.path).toHaveLength(1);
       expect(delivery.headers['content-type']).toBe('application/json');
       expect(delivery.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
@@ -409,24 +402,24 @@ describe('deliveries', () => {
     const other = await newAccount();
     const theirs = await register({}, other.token);
     await createGenerator(other.token);
-    await receiver.waitFor(theirs.path, 1);
+    await pipeline.receiver.waitFor(theirs.path, 1);
     await new Promise((r) => setTimeout(r, 700));
-    expect(receiver.on(mine.path)).toEqual([]);
+    expect(pipeline.receiver.on(mine.path)).toEqual([]);
     expect(await deliveries(mine.id)).toEqual([]);
   });
 
   it('retries a 500 with the same webhook-id, then succeeds; acknowledging the event changes nothing', async () => {
     const endpoint = await register();
-    receiver.behave(endpoint.path, { status: 500 });
+    pipeline.receiver.behave(endpoint.path, { status: 500 });
     await createGenerator();
     const [event] = await events();
     expect((await send(ctx.api, ctx.account.token, ({ core }) => core.DELETE('/v1.0/events/{id}', { params: { path: { id: event!.id } } }))).status).toBe(200);
-    await receiver.waitFor(endpoint.path, 2);
+    await pipeline.receiver.waitFor(endpoint.path, 2);
     const pending = await deliveries(endpoint.id);
     expect(pending[0]).toMatchObject({ status: 'pending', last_response_status: 500 });
     expect(pending[0].next_attempt_at).toMatch(RFC3339_MILLIS_UTC);
-    receiver.behave(endpoint.path, { status: 200 });
-    const attempts = await receiver.waitFor(endpoint.path, 3);
+    pipeline.receiver.behave(endpoint.path, { status: 200 });
+    const attempts = await pipeline.receiver.waitFor(endpoint.path, 3);
     expect(new Set(attempts.map((a) => a.headers['webhook-id']))).toEqual(new Set([String(event!.id)]));
     expect(attempts.every((a) => a.verifiedWith.length === 1)).toBe(true);
     const done = await until(
@@ -438,25 +431,25 @@ describe('deliveries', () => {
 
   it('fails a delivery after the last retry (time-outs and redirects are failures), and the retry route sends it again', async () => {
     const endpoint = await register();
-    receiver.behave(endpoint.path, 'hang');
+    pipeline.receiver.behave(endpoint.path, 'hang');
     await createGenerator();
     const [event] = await events();
-    await receiver.waitFor(endpoint.path, 2, 10_000);
-    receiver.behave(endpoint.path, { status: 302, headers: { Location: `${receiver.url}/elsewhere` } });
+    await pipeline.receiver.waitFor(endpoint.path, 2, 10_000);
+    pipeline.receiver.behave(endpoint.path, { status: 302, headers: { Location: `${pipeline.receiver.url}/elsewhere` } });
     const failed = await until(
       () => deliveries(endpoint.id),
       (list) => list[0]?.status === 'failed',
       20_000,
     );
     expect(failed[0]).toMatchObject({ event_id: event!.id, status: 'failed', attempts: 4, next_attempt_at: null });
-    expect(receiver.on(`/elsewhere`)).toEqual([]);
-    expect(receiver.on(endpoint.path)).toHaveLength(4);
+    expect(pipeline.receiver.on(`/elsewhere`)).toEqual([]);
+    expect(pipeline.receiver.on(endpoint.path)).toHaveLength(4);
 
-    receiver.behave(endpoint.path, { status: 200 });
+    pipeline.receiver.behave(endpoint.path, { status: 200 });
     const retry = await retryDelivery(endpoint.id, event!.id);
     expect(retry.status, retry.text).toBe(202);
     expect(retry.json.delivery).toMatchObject({ event_id: event!.id, status: 'pending', attempts: 4 });
-    const all = await receiver.waitFor(endpoint.path, 5);
+    const all = await pipeline.receiver.waitFor(endpoint.path, 5);
     expect(all[4]!.headers['webhook-id']).toBe(String(event!.id));
     expect(all[4]!.verifiedWith).toHaveLength(1);
     expect(Number(all[4]!.headers['webhook-timestamp'])).toBeGreaterThanOrEqual(Number(all[0]!.headers['webhook-timestamp']));
@@ -490,9 +483,9 @@ describe('deliveries', () => {
 
   it('410 Gone disables the endpoint at once; a disabled endpoint gets nothing, even after it is enabled again', async () => {
     const endpoint = await register();
-    receiver.behave(endpoint.path, { status: 410 });
+    pipeline.receiver.behave(endpoint.path, { status: 410 });
     await createGenerator();
-    await receiver.waitFor(endpoint.path, 1);
+    await pipeline.receiver.waitFor(endpoint.path, 1);
     const read = await until(
       () => readEndpoint(endpoint.id),
       (r) => r.json.webhook_endpoint.status === 'disabled',
@@ -507,7 +500,7 @@ describe('deliveries', () => {
     const retry = await retryDelivery(endpoint.id, event!.id);
     expect(retry.status).toBe(409);
 
-    receiver.behave(endpoint.path, { status: 200 });
+    pipeline.receiver.behave(endpoint.path, { status: 200 });
     await createGenerator(); // committed while disabled: never sent
     await new Promise((r) => setTimeout(r, 700));
     const enabled = await send(ctx.api, ctx.account.token, ({ core }) =>
@@ -515,20 +508,20 @@ describe('deliveries', () => {
     );
     expect(enabled.status).toBe(200);
     await new Promise((r) => setTimeout(r, 700));
-    expect(receiver.on(endpoint.path)).toHaveLength(1);
+    expect(pipeline.receiver.on(endpoint.path)).toHaveLength(1);
     await createGenerator(); // after: sent
-    await receiver.waitFor(endpoint.path, 2);
+    await pipeline.receiver.waitFor(endpoint.path, 2);
   });
 
   it('sends nothing to a deleted endpoint, its pending retries included', async () => {
     const endpoint = await register();
-    receiver.behave(endpoint.path, { status: 503 });
+    pipeline.receiver.behave(endpoint.path, { status: 503 });
     await createGenerator();
-    await receiver.waitFor(endpoint.path, 1);
+    await pipeline.receiver.waitFor(endpoint.path, 1);
     expect((await deleteEndpoint(endpoint.id)).status).toBe(200);
     await createGenerator();
     await new Promise((r) => setTimeout(r, 2500));
-    expect(receiver.on(endpoint.path)).toHaveLength(1);
+    expect(pipeline.receiver.on(endpoint.path)).toHaveLength(1);
   });
 
   it('signs with both secrets after a rotation; the new secret is shown once', async () => {
@@ -541,9 +534,9 @@ describe('deliveries', () => {
     const { secret: _s, ...rest } = rotated.json.webhook_endpoint;
     const read = await readEndpoint(endpoint.id);
     expect(read.json.webhook_endpoint).toEqual(rest);
-    receiver.secrets(endpoint.path, [secret, endpoint.secret]);
+    pipeline.receiver.secrets(endpoint.path, [secret, endpoint.secret]);
     await createGenerator();
-    const [delivery] = await receiver.waitFor(endpoint.path, 1);
+    const [delivery] = await pipeline.receiver.waitFor(endpoint.path, 1);
     expect(delivery!.headers['webhook-signature']!.split(' ')).toHaveLength(2);
     expect(delivery!.verifiedWith).toEqual([secret, endpoint.secret]);
     expect(
