@@ -1,9 +1,10 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { lookup as dnsLookup } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import { numberFromEnv } from '#runtime/config';
-import { LOCAL_WEBHOOKS } from './rules.ts';
+import { addressProblem, LOCAL_WEBHOOKS } from './rules.ts';
 
 /**
  * One POST to a receiver. The connect-time check is request-filtering-agent's: the address a
@@ -27,6 +28,30 @@ const agentOptions = {
 };
 const agents = { 'http:': new RequestFilteringHttpAgent(agentOptions), 'https:': new RequestFilteringHttpsAgent(agentOptions) };
 
+/**
+ * The resolver a connection uses, refusing (before any connection) a name with an address the
+ * registration rules refuse (rules.ts addressProblem): request-filtering-agent's own check sees
+ * an IPv6 address that embeds a forbidden IPv4 one (`::7f00:1`, `64:ff9b::a9fe:a9fe`, 6to4,
+ * Teredo) as ordinary unicast; this one judges what it embeds. Both run.
+ */
+function checkedLookup(lookup: LookupFunction = dnsLookup as LookupFunction): LookupFunction {
+  return ((hostname: string, options: object, callback: (error: Error | null, address?: unknown, family?: number) => void) => {
+    lookup(
+      hostname,
+      options as never,
+      ((error: NodeJS.ErrnoException | null, address: unknown, family?: number) => {
+        if (error) return callback(error);
+        const addresses = Array.isArray(address) ? (address as { address: string }[]).map((entry) => entry.address) : [address as string];
+        for (const one of addresses) {
+          const problem = addressProblem(one, LOCAL_WEBHOOKS);
+          if (problem) return callback(Object.assign(new Error(`DNS lookup ${one} (host: ${hostname}) is not allowed: ${problem}`), { code: 'EBLOCKED' }));
+        }
+        callback(null, address, family);
+      }) as never,
+    );
+  }) as LookupFunction;
+}
+
 export interface AttemptResult {
   /** The receiver's status code, when it answered in time. */
   readonly status?: number;
@@ -46,6 +71,9 @@ export function postWebhook(
   const agent = agents[target.protocol as keyof typeof agents];
   const started = performance.now();
   if (!agent) return Promise.resolve({ error: 'unsupported_scheme', durationMs: 0 });
+  // An IP literal is not looked up: judged here, with no connection made.
+  const literal = target.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(literal) !== 0 && addressProblem(literal, LOCAL_WEBHOOKS)) return Promise.resolve({ error: 'blocked_address', durationMs: 0 });
   return new Promise((resolve) => {
     let settled = false;
     const finish = (result: Omit<AttemptResult, 'durationMs'>) => {
@@ -60,7 +88,7 @@ export function postWebhook(
         method: 'POST',
         agent,
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        ...(options.lookup ? { lookup: options.lookup } : {}),
+        lookup: checkedLookup(options.lookup),
       },
       (response) => {
         const retryAfter = response.headers['retry-after'];

@@ -21,8 +21,9 @@ export const LOCAL_WEBHOOKS = process.env.TILLGATE_LOCAL_WEBHOOKS === 'true';
  * Why `raw` cannot be a webhook URL, or undefined when it can. The host is read as the WHATWG
  * URL Standard reads it (Node's URL), so `https://167772161/`, `https://0x0a000001/` and
  * `https://012.0.0.1/` are the IPv4 address 10.0.0.1; an IP literal must be an ordinary unicast
- * address (ipaddr.js names its range; IPv4-mapped IPv6 is judged as the IPv4 address it maps).
- * A name is not resolved here: the sender checks the address again when it connects.
+ * address (addressProblem). In AWS the port is 443 or 1024–65535 (no SSH, Redis or port 0 of a
+ * receiver's host). A name is not resolved here: the sender checks the address again when it
+ * connects.
  */
 export function webhookUrlProblem(raw: string, allowLocal = LOCAL_WEBHOOKS): string | undefined {
   let url: URL;
@@ -35,16 +36,62 @@ export function webhookUrlProblem(raw: string, allowLocal = LOCAL_WEBHOOKS): str
     return allowLocal ? 'must be an https:// or http:// URL' : 'must be an https:// URL';
   }
   if (url.username !== '' || url.password !== '') return 'must not contain a user name or password';
+  if (!allowLocal && url.port !== '' && Number(url.port) < 1024 && url.port !== '443') return 'must use port 443 or a port from 1024 to 65535';
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (isIP(host) !== 0) {
-    const address = ipaddr.process(host);
-    const range = address.range();
-    if (range === 'unicast' || (allowLocal && range === 'loopback')) return undefined;
-    return `must not point at a ${RANGE_NAMES[range] ?? `reserved (${range})`} address (${address.toString()})`;
-  }
-  // A name that always means this machine (WHATWG and RFC 6761): refused without resolving it.
-  if (!allowLocal && (host === 'localhost' || host.endsWith('.localhost'))) return 'must not point at localhost';
+  if (isIP(host) !== 0) return addressProblem(host, allowLocal);
+  // A name that always means this machine (WHATWG and RFC 6761), with or without the root's dot:
+  // refused without resolving it.
+  const name = host.replace(/\.+$/, '');
+  if (!allowLocal && (name === 'localhost' || name.endsWith('.localhost'))) return 'must not point at localhost';
   return undefined;
+}
+
+/**
+ * Why a receiver may not be at `text` (an IP address), or undefined when it may: it must be an
+ * ordinary unicast address (loopback too where the local stack allows it). An IPv6 address that
+ * carries IPv4 addresses inside (IPv4-mapped and -compatible, NAT64, 6to4, Teredo's server and
+ * client) is judged by every one of them, so `[::127.0.0.1]` or `[64:ff9b::a9fe:a9fe]` is the
+ * loopback or metadata address it embeds.
+ */
+export function addressProblem(text: string, allowLocal = LOCAL_WEBHOOKS): string | undefined {
+  const address = ipaddr.process(text);
+  if (address.kind() === 'ipv6') {
+    const inner = embeddedIPv4(address as ipaddr.IPv6);
+    if (inner.length > 0) {
+      for (const ipv4 of inner) {
+        const problem = rangeProblem(ipv4, allowLocal);
+        if (problem) return `${problem}, embedded in ${address.toString()}`;
+      }
+      return undefined;
+    }
+  }
+  return rangeProblem(address, allowLocal);
+}
+
+function rangeProblem(address: ipaddr.IPv4 | ipaddr.IPv6, allowLocal: boolean): string | undefined {
+  const range = address.range();
+  if (range === 'unicast' || (allowLocal && range === 'loopback')) return undefined;
+  const name = RANGE_NAMES[range] ?? `reserved (${range})`;
+  return `must not point at ${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name} address (${address.toString()})`;
+}
+
+/** The IPv4 addresses inside an IPv6 address, by the forms that carry them (none for any other). */
+function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] {
+  const p = address.parts;
+  const ipv4 = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+  switch (address.range()) {
+    case 'ipv4Mapped': // ::ffff:a.b.c.d
+    case 'rfc6145': // ::ffff:0:a.b.c.d
+    case 'rfc6052': // NAT64, 64:ff9b::a.b.c.d
+      return [ipv4(p[6]!, p[7]!)];
+    case '6to4': // 2002:AABB:CCDD::
+      return [ipv4(p[1]!, p[2]!)];
+    case 'teredo': // 2001:0:server:flags:port:client (the client's address inverted)
+      return [ipv4(p[2]!, p[3]!), ipv4(p[6]! ^ 0xffff, p[7]! ^ 0xffff)];
+  }
+  // IPv4-compatible (RFC 4291, deprecated): ::a.b.c.d, beside :: and ::1, which are IPv6's own.
+  if (p.slice(0, 6).every((part) => part === 0) && (p[6] !== 0 || p[7]! > 1)) return [ipv4(p[6]!, p[7]!)];
+  return [];
 }
 
 const RANGE_NAMES: Record<string, string> = {
@@ -56,6 +103,7 @@ const RANGE_NAMES: Record<string, string> = {
   multicast: 'multicast',
   broadcast: 'broadcast',
   carrierGradeNat: 'carrier-grade NAT',
+  reserved: 'reserved',
 };
 
 // ---------------------------------------------------------------- secrets and signatures

@@ -48,8 +48,23 @@ const FORBIDDEN: [string, string][] = [
   ['https://[fc00::1]/', 'unique-local'],
   ['https://[fd12:3456::1]/', 'unique-local'],
   ['https://[ff02::1]/', 'IPv6 multicast'],
+  ['https://[::127.0.0.1]/', 'IPv4-compatible loopback (WHATWG writes it ::7f00:1)'],
+  ['https://[::a9fe:a9fe]/', 'IPv4-compatible metadata, hex'],
+  ['https://[::ffff:0:a00:1]/', 'IPv4-translated (RFC 6145) private'],
+  ['https://[64:ff9b::a9fe:a9fe]/', 'NAT64 of the metadata address'],
+  ['https://[2002:a9fe:a9fe::]/', '6to4 of the metadata address'],
+  ['https://[2001:0:5db8:d822:8000:63bf:f5ff:fefe]/', 'Teredo whose client is private (10.0.1.1, inverted in the last 32 bits)'],
+  ['https://[2001:0:a00:1:8000:63bf:a246:d7cb]/', 'Teredo whose server is private (10.0.0.1)'],
+  ['https://192.0.0.8/', 'IETF protocol assignments (192.0.0.0/24)'],
+  ['https://198.18.0.1/', 'benchmarking (198.18.0.0/15)'],
+  ['https://240.0.0.1/', 'reserved (240.0.0.0/4)'],
+  ['https://hooks.example.com:22/', 'port 22'],
+  ['https://hooks.example.com:0/', 'port 0'],
+  ['https://hooks.example.com:80/', 'port 80 of https'],
   ['https://localhost/', 'localhost'],
   ['https://api.localhost/', 'a name under localhost'],
+  ['https://localhost./', 'localhost with the root dot'],
+  ['https://api.localhost./', 'a name under localhost with the root dot'],
   ['https://user@hooks.example.com/', 'user info'],
   ['https://user:pw@hooks.example.com/', 'user and password'],
   ['https://hooks.example.com@127.0.0.1/', 'user info that looks like the host'],
@@ -59,7 +74,18 @@ const FORBIDDEN: [string, string][] = [
   ['https://１０.０.０.１/', 'full-width digits of a private address'],
 ];
 
-const ALLOWED = ['https://hooks.example.com/tillgate?token=abc', 'https://93.184.216.34/', 'https://[2606:4700::1111]/x', 'https://no-such-name.invalid/'];
+const ALLOWED = [
+  'https://hooks.example.com/tillgate?token=abc',
+  'https://93.184.216.34/',
+  'https://[2606:4700::1111]/x',
+  'https://no-such-name.invalid/',
+  'https://hooks.example.com:8443/x',
+  'https://hooks.example.com:1024/',
+  'https://hooks.example.com:65535/',
+  // 6to4 and Teredo are judged by the IPv4 addresses inside: public ones pass (93.184.216.34).
+  'https://[2002:5db8:d822::1]/',
+  'https://[2001:0:5db8:d822:8000:63bf:a247:27cb]/',
+];
 
 describe('webhook URLs at registration', () => {
   it.each(FORBIDDEN)('refuses %s (%s) with 422 naming webhook_endpoint.url, and registers nothing', async (url) => {
@@ -94,7 +120,12 @@ describe('webhook URLs at registration', () => {
   it('names the range in the message', () => {
     expect(webhookUrlProblem('https://0x0a000001/', false)).toBe('must not point at a private address (10.0.0.1)');
     expect(webhookUrlProblem('https://[::ffff:a9fe:a9fe]/', false)).toBe('must not point at a link-local address (169.254.169.254)');
-    expect(webhookUrlProblem('https://[::]/', false)).toBe('must not point at a unspecified address (::)');
+    expect(webhookUrlProblem('https://[::]/', false)).toBe('must not point at an unspecified address (::)');
+    expect(webhookUrlProblem('https://[::127.0.0.1]/', false)).toBe('must not point at a loopback address (127.0.0.1), embedded in ::7f00:1');
+    expect(webhookUrlProblem('https://[64:ff9b::a9fe:a9fe]/', false)).toBe(
+      'must not point at a link-local address (169.254.169.254), embedded in 64:ff9b::a9fe:a9fe',
+    );
+    expect(webhookUrlProblem('https://hooks.example.com:22/', false)).toBe('must use port 443 or a port from 1024 to 65535');
   });
 
   it('accepts http:// and loopback only where the local stack allows them', () => {
@@ -103,6 +134,8 @@ describe('webhook URLs at registration', () => {
     expect(webhookUrlProblem('http://localhost:8080/hook', true)).toBeUndefined();
     expect(webhookUrlProblem('http://10.0.0.1/hook', true)).toBe('must not point at a private address (10.0.0.1)');
     expect(webhookUrlProblem('http://127.0.0.1:8080/hook', false)).toBe('must be an https:// URL');
+    // Locally a receiver listens where it can (the port rule is AWS's).
+    expect(webhookUrlProblem('http://127.0.0.1:80/hook', true)).toBeUndefined();
   });
 });
 
@@ -150,6 +183,11 @@ describe('the address a name resolves to, checked when connecting (no packet lea
     ['::ffff:10.0.0.1'],
     ['fd00:ec2::254'],
     ['fe80::1'],
+    ['::7f00:1'],
+    ['::a9fe:a9fe'],
+    ['64:ff9b::a9fe:a9fe'],
+    ['2002:a00:1::1'],
+    ['2001:0:5db8:d822:8000:63bf:f5ff:fefe'],
   ])('refuses hooks.example.com resolving to %s before connecting', async (address) => {
     const outcomes = interceptConnect();
     const result = await postWebhook('https://hooks.example.com/hook', {}, '{}', { lookup: resolvingTo([address]), timeoutMs: 2000 });
@@ -157,6 +195,16 @@ describe('the address a name resolves to, checked when connecting (no packet lea
     expect(result.status).toBeUndefined();
     expect(outcomes).toEqual(['refused', 'refused']);
   });
+
+  it.each([['https://[::127.0.0.1]/hook'], ['https://[64:ff9b::a9fe:a9fe]/hook'], ['https://[2002:a9fe:a9fe::]/hook']])(
+    'refuses %s, an IP literal embedding a forbidden IPv4 address, without a lookup or a connection',
+    async (url) => {
+      const outcomes = interceptConnect();
+      const result = await postWebhook(url, {}, '{}', { timeoutMs: 2000 });
+      expect(result.error).toBe('blocked_address');
+      expect(outcomes).toEqual([]);
+    },
+  );
 
   it('refuses a name with one public and one private address as a whole when all addresses are asked for, as Node 24 asks', async () => {
     // Happy eyeballs (autoSelectFamily, on by default) resolves every address and may try any.
