@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -42,6 +42,12 @@ export interface RunningDynamoDb {
   thaw(): void;
 }
 
+/** A data directory of an earlier run keeps the modes it had: the directory 0700, its files 0600. */
+function ownerOnly(directory: string): void {
+  chmodSync(directory, 0o700);
+  for (const entry of readdirSync(directory, { withFileTypes: true })) if (entry.isFile()) chmodSync(join(directory, entry.name), 0o600);
+}
+
 export async function startDynamoDbLocal(options: { port: number; dataDirectory?: string; readyTimeoutMs?: number }): Promise<RunningDynamoDb> {
   // Otherwise the readiness check could be answered by whatever already listens there.
   if (!(await portIsFree(options.port))) {
@@ -53,9 +59,18 @@ export async function startDynamoDbLocal(options: { port: number; dataDirectory?
   let path: string | undefined;
   if (options.dataDirectory) {
     path = resolve(options.dataDirectory);
-    mkdirSync(path, { recursive: true });
+    mkdirSync(path, { recursive: true, mode: 0o700 });
+    ownerOnly(path);
   }
-  const child: ChildProcess = spawn({ port: options.port, sharedDb: true, ...(path ? { path } : {}) });
+  // The database file holds the tokens' hashes and the webhook signing secrets: what DynamoDB
+  // Local creates is the owner's only (the child inherits this umask when it is forked).
+  const umask = process.umask(0o077);
+  let child: ChildProcess;
+  try {
+    child = spawn({ port: options.port, sharedDb: true, ...(path ? { path } : {}) });
+  } finally {
+    process.umask(umask);
+  }
   const output: string[] = [];
   child.stdout?.on('data', (chunk) => output.push(String(chunk)));
   child.stderr?.on('data', (chunk) => output.push(String(chunk)));
