@@ -68,10 +68,22 @@ export const tables = {
           'status',
           'created_at',
           'updated_at',
+          'discount',
+          'minimum_basket',
+          'valid_from',
+          'valid_until',
+          'site_ids',
+          'terms_version',
         ],
       },
     ],
     description: "Code generators, keyed by account and id; the by_store index lists one store's generators.",
+  },
+  promotionShards: {
+    envVar: 'PROMOTION_SHARDS_TABLE',
+    partitionKey: { name: 'shard_key', type: 'S' },
+    description:
+      "A promotion's shards, keyed by account, code generator and shard (0-63): the version of the generator's status and terms, which each redemption proves current on one of them (data/promotion-shards.ts).",
   },
   codes: {
     envVar: 'CODES_TABLE',

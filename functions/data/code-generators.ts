@@ -5,7 +5,30 @@ import type { TransactItem } from './transactions.ts';
 
 const TABLE = tableName('codeGenerators');
 
-export interface CodeGenerator {
+/** What a code takes off: amounts in the currency's minor units (ISO 4217). */
+export type Discount =
+  | { type: 'none' }
+  | { type: 'percent'; percent_off: number; max_amount_off?: number; currency?: string }
+  | { type: 'amount'; amount_off: number; currency: string };
+
+export interface Money {
+  amount: number;
+  currency: string;
+}
+
+/** The promotion's terms (PRODUCT.md "Promotion terms"): what a code gives, when and where. */
+export interface PromotionTerms {
+  discount: Discount;
+  minimum_basket: Money | null;
+  /** UTC with milliseconds, or null: no bound. */
+  valid_from: string | null;
+  valid_until: string | null;
+  site_ids: string[] | null;
+}
+
+export const DEFAULT_TERMS: PromotionTerms = { discount: { type: 'none' }, minimum_basket: null, valid_from: null, valid_until: null, site_ids: null };
+
+export interface CodeGenerator extends PromotionTerms {
   account_id: number;
   id: number;
   generation_type: 'tillgate' | 'numeric';
@@ -17,6 +40,21 @@ export interface CodeGenerator {
   status: 'active' | 'inactive';
   created_at: string;
   updated_at: string;
+  /**
+   * Bumped by every change of status, description or terms; the promotion's shards
+   * (promotion-shards.ts) carry it, and a redemption proves it judged by the current one.
+   * Absent on a generator never changed: 1.
+   */
+  terms_version?: number;
+}
+
+/** A stored generator with the defaults of fields added after it was written. */
+export const withDefaults = (item: Record<string, unknown>): CodeGenerator => ({ ...DEFAULT_TERMS, terms_version: 1, ...item }) as CodeGenerator;
+
+/** The generator's currency: the discount's, else the minimum basket's, else none. */
+export function generatorCurrency(terms: PromotionTerms): string | undefined {
+  if (terms.discount.type !== 'none' && terms.discount.currency !== undefined) return terms.discount.currency;
+  return terms.minimum_basket?.currency;
 }
 
 /** The by_store index's partition key: one store of one account. */
@@ -36,7 +74,7 @@ export function putCodeGenerator(generator: CodeGenerator): TransactItem {
 
 export async function findCodeGenerator(accountId: number, id: number): Promise<CodeGenerator | undefined> {
   const { Item } = await documents.send(new GetCommand({ TableName: TABLE, Key: { account_id: accountId, id }, ConsistentRead: true }));
-  return Item as CodeGenerator | undefined;
+  return Item ? withDefaults(Item) : undefined;
 }
 
 /**
@@ -98,6 +136,6 @@ export async function listCodeGenerators(accountId: number, options: { storeId?:
       Limit: options.limit + 1,
     }),
   );
-  const items = (page.Items ?? []) as CodeGenerator[];
+  const items = (page.Items ?? []).map(withDefaults);
   return { items: items.slice(0, options.limit), more: items.length > options.limit };
 }
