@@ -329,6 +329,10 @@ export interface components {
                 site_id: string | null;
                 /** @description The POS transaction holding the code, or null. */
                 pos_transaction_id: string | null;
+                /** @description What the holding redemption took off its basket, in the currency's minor units; null when no transaction holds the code, or its redemption recorded no amount. */
+                discount_amount: number | null;
+                /** @description The currency of discount_amount, or null. */
+                currency: string | null;
             };
         };
         CodePage: {

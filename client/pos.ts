@@ -95,7 +95,7 @@ export interface components {
                 errors: {
                     message: string;
                 }[];
-                display_messages: (components["schemas"]["CodeAlreadyRedeemedMessage"] | components["schemas"]["CodeGeneratorInactiveMessage"] | components["schemas"]["TransactionVoidedRefusalMessage"] | components["schemas"]["TooManyCodesMessage"])[];
+                display_messages: (components["schemas"]["CodeGeneratorInactiveMessage"] | components["schemas"]["CodeNotYetValidMessage"] | components["schemas"]["CodeExpiredMessage"] | components["schemas"]["CodeNotValidAtSiteMessage"] | components["schemas"]["BasketRequiredMessage"] | components["schemas"]["CurrencyMismatchMessage"] | components["schemas"]["BasketBelowMinimumMessage"] | components["schemas"]["CodeAlreadyRedeemedMessage"] | components["schemas"]["TransactionVoidedRefusalMessage"] | components["schemas"]["TooManyCodesMessage"])[];
             };
         };
         /** @description Either the codes that failed (code_not_found for each code that is not an issued code of the account, the other failures named too), or validation_failed with one errors entry per problem. */
@@ -104,10 +104,10 @@ export interface components {
                 errors: {
                     message: string;
                 }[];
-                display_messages: (components["schemas"]["CodeNotFoundMessage"] | components["schemas"]["CodeAlreadyRedeemedMessage"] | components["schemas"]["CodeGeneratorInactiveMessage"] | components["schemas"]["TransactionVoidedRefusalMessage"] | components["schemas"]["TooManyCodesMessage"] | components["schemas"]["ErrorMessage"])[];
+                display_messages: (components["schemas"]["CodeNotFoundMessage"] | components["schemas"]["CodeGeneratorInactiveMessage"] | components["schemas"]["CodeNotYetValidMessage"] | components["schemas"]["CodeExpiredMessage"] | components["schemas"]["CodeNotValidAtSiteMessage"] | components["schemas"]["BasketRequiredMessage"] | components["schemas"]["CurrencyMismatchMessage"] | components["schemas"]["BasketBelowMinimumMessage"] | components["schemas"]["CodeAlreadyRedeemedMessage"] | components["schemas"]["TransactionVoidedRefusalMessage"] | components["schemas"]["TooManyCodesMessage"] | components["schemas"]["ErrorMessage"])[];
             };
         };
-        /** @description A code this transaction holds now. */
+        /** @description A code this transaction holds now, with what it gives. The cashier text names the amount, e.g. `Code WIN-7KQ2M9XA redeemed: 2.50 EUR off`. */
         CodeRedeemedMessage: {
             /** @description The text for the cashier. */
             message: string;
@@ -124,10 +124,16 @@ export interface components {
                  * @description When this transaction redeemed the code (a retry keeps the first).
                  */
                 redeemed_at: string;
+                /** @description The promotion's discount when the code was redeemed (a retry answers with the recorded one). */
+                discount: components["schemas"]["Discount"];
+                /** @description What this code takes off the basket, in the currency's minor units: the codes of one request apply in their order, each to the total left after those before it. Present only when a basket was sent and the discount is not none. */
+                discount_amount?: number;
+                /** @description The basket's currency, beside discount_amount. */
+                currency?: string;
             };
             priority: number;
         };
-        /** @description A code a redemption by this transaction would take now. */
+        /** @description A code a redemption by this transaction would take now, with what it would give. */
         CodeValidMessage: {
             /** @description The text for the cashier. */
             message: string;
@@ -138,6 +144,126 @@ export interface components {
                 code: string;
                 code_generator_id: number;
                 description: string;
+                /** @description The promotion's discount when the code was redeemed (a retry answers with the recorded one). */
+                discount: components["schemas"]["Discount"];
+                /** @description What this code takes off the basket, in the currency's minor units: the codes of one request apply in their order, each to the total left after those before it. Present only when a basket was sent and the discount is not none. */
+                discount_amount?: number;
+                /** @description The basket's currency, beside discount_amount. */
+                currency?: string;
+            };
+            priority: number;
+        };
+        /** @description Its promotion starts later (the service's clock, not the till's occurred_at). */
+        CodeNotYetValidMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "code_not_yet_valid";
+            message_content: {
+                /** @description The code as issued. */
+                code: string;
+                code_generator_id: number;
+                /** Format: date-time */
+                valid_from: string;
+            };
+            priority: number;
+        };
+        /** @description Its promotion ended (now is at or after valid_until). */
+        CodeExpiredMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "code_expired";
+            message_content: {
+                /** @description The code as issued. */
+                code: string;
+                code_generator_id: number;
+                /** Format: date-time */
+                valid_until: string;
+            };
+            priority: number;
+        };
+        /** @description Its promotion is not valid at the transaction's site. */
+        CodeNotValidAtSiteMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "code_not_valid_at_site";
+            message_content: {
+                /** @description The code as issued. */
+                code: string;
+                code_generator_id: number;
+                /** @description The transaction's site, which the promotion's site_ids do not list. */
+                site_id: string;
+            };
+            priority: number;
+        };
+        /** @description Its promotion has a minimum basket, and the transaction sent no basket. */
+        BasketRequiredMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "basket_required";
+            message_content: {
+                /** @description The code as issued. */
+                code: string;
+                code_generator_id: number;
+                minimum_basket: {
+                    amount: number;
+                    currency: string;
+                };
+            };
+            priority: number;
+        };
+        /** @description The basket's currency differs from the promotion's. */
+        CurrencyMismatchMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "currency_mismatch";
+            message_content: {
+                /** @description The code as issued. */
+                code: string;
+                code_generator_id: number;
+                /** @description The promotion's currency. */
+                currency: string;
+                basket_currency: string;
+            };
+            priority: number;
+        };
+        /** @description The basket's total is below the promotion's minimum basket. */
+        BasketBelowMinimumMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "basket_below_minimum";
+            message_content: {
+                /** @description The code as issued. */
+                code: string;
+                code_generator_id: number;
+                minimum_basket: {
+                    amount: number;
+                    currency: string;
+                };
+                basket_total: number;
             };
             priority: number;
         };
@@ -285,6 +411,10 @@ export interface components {
             message_id: "token_rate_limited";
             message_content: Record<string, never>;
             priority: number;
+        };
+        Discount: {
+            /** @enum {unknown} */
+            type: "none" | "percent" | "amount";
         };
         PosError: {
             transaction: {
@@ -657,7 +787,7 @@ export interface operations {
                     "application/json": components["schemas"]["PosError"];
                 };
             };
-            /** @description Refused, no code unknown: one errors entry and one display message per failing code (message_id code_already_redeemed: held by another transaction; code_generator_inactive), plus transaction_voided once when the transaction was voided before, and too_many_codes once when it would hold more than 50 codes. Nothing was written. */
+            /** @description Refused, no code unknown: one errors entry and one display message per failing code (its first broken rule, in this order: code_generator_inactive, code_not_yet_valid, code_expired, code_not_valid_at_site, basket_required, currency_mismatch, basket_below_minimum, code_already_redeemed: held by another transaction), plus transaction_voided once when the transaction was voided before, and too_many_codes once when it would hold more than 50 codes. Nothing was written. */
             409: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -918,7 +1048,7 @@ export interface operations {
                     "application/json": components["schemas"]["PosError"];
                 };
             };
-            /** @description Refused, no code unknown: one errors entry and one display message per failing code (message_id code_already_redeemed: held by another transaction; code_generator_inactive), plus transaction_voided once when the transaction was voided before, and too_many_codes once when it would hold more than 50 codes. A redemption would fail the same way. */
+            /** @description Refused, no code unknown: one errors entry and one display message per failing code (its first broken rule, in this order: code_generator_inactive, code_not_yet_valid, code_expired, code_not_valid_at_site, basket_required, currency_mismatch, basket_below_minimum, code_already_redeemed: held by another transaction), plus transaction_voided once when the transaction was voided before, and too_many_codes once when it would hold more than 50 codes. A redemption would fail the same way. */
             409: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */

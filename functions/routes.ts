@@ -273,12 +273,13 @@ export const routes: readonly Route[] = [
     entry: 'functions/redemption/redeem-codes.ts',
     scope: 'pos',
     // The codes and the transaction are read in one BatchGetItem (a pending code's issuance by
-    // GetItem); generators are read (settings) and condition-checked; the codes and the transaction
-    // are updated, returning the item on a failed condition.
+    // GetItem); generators are read (settings, on a cache miss); one promotion shard per generator,
+    // the codes and the transaction are updated, returning the item on a failed condition.
     tables: {
       ...TOKEN_LOOKUP,
       ...ID_BLOCKS,
-      codeGenerators: ['GetItem', 'ConditionCheckItem'],
+      codeGenerators: ['GetItem'],
+      promotionShards: ['UpdateItem', 'GetItem'],
       codes: ['BatchGetItem', 'GetItem', 'UpdateItem'],
       posTransactions: ['BatchGetItem', 'UpdateItem', 'GetItem'],
       events: ['PutItem', 'GetItem'],
@@ -294,7 +295,13 @@ export const routes: readonly Route[] = [
     path: '/v2.0/validated_codes',
     entry: 'functions/redemption/validate-codes.ts',
     scope: 'pos',
-    tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'], codes: ['BatchGetItem', 'GetItem'], posTransactions: ['BatchGetItem'] },
+    tables: {
+      ...TOKEN_LOOKUP,
+      codeGenerators: ['GetItem'],
+      codes: ['BatchGetItem', 'GetItem'],
+      posTransactions: ['BatchGetItem'],
+      promotionShards: ['BatchGetItem'],
+    },
     body: { root: 'transaction', schema: 'codesRedemption', lenient: true },
     till: { noun: 'check', activity: 'Checking codes' },
     summary: 'Check whether codes could be redeemed for a point-of-sale transaction now, writing nothing',

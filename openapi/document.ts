@@ -578,7 +578,7 @@ const operations: Record<string, Operation> = {
 /** The two refusals of a redemption or a check, besides the generic ones. */
 function redemptionErrors(outcome: string): Record<number, string> {
   return {
-    409: `Refused, no code unknown: one errors entry and one display message per failing code (message_id code_already_redeemed: held by another transaction; code_generator_inactive), plus transaction_voided once when the transaction was voided before, and too_many_codes once when it would hold more than 50 codes. ${outcome}`,
+    409: `Refused, no code unknown: one errors entry and one display message per failing code (its first broken rule, in this order: code_generator_inactive, code_not_yet_valid, code_expired, code_not_valid_at_site, basket_required, currency_mismatch, basket_below_minimum, code_already_redeemed: held by another transaction), plus transaction_voided once when the transaction was voided before, and too_many_codes once when it would hold more than 50 codes. ${outcome}`,
     422: `A code is not an issued code of this account (message_id code_not_found; the other failures are named too), or the body failed validation (message_id validation_failed, one errors entry per problem). ${outcome}`,
   };
 }
@@ -651,21 +651,76 @@ function displayMessage(messageIds: readonly string[], messageContent: object, d
 /** Every error of the functions (errors.ts) and of API Gateway (infra/gateway-errors.ts) but the per-token limit's. */
 const errorMessageIds = [...new Set([...ERROR_CODES, ...gatewayErrors.map((error) => error.messageId), METHOD_NOT_ALLOWED.messageId])];
 
+/** What a code gives: its promotion's discount, and the amount when a basket was sent and the discount takes something off. */
+const given = {
+  discount: { ...ref('Discount'), description: "The promotion's discount when the code was redeemed (a retry answers with the recorded one)." },
+  discount_amount: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 1e12,
+    description:
+      "What this code takes off the basket, in the currency's minor units: the codes of one request apply in their order, each to the total left after those before it. Present only when a basket was sent and the discount is not none.",
+  },
+  currency: { type: 'string', pattern: '^[A-Z]{3}$', maxLength: 3, description: "The basket's currency, beside discount_amount." },
+};
+const optionalGiven = ['discount_amount', 'currency'];
+const moneySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['amount', 'currency'],
+  properties: { amount: { type: 'integer', minimum: 1, maximum: 1e12 }, currency: { type: 'string', pattern: '^[A-Z]{3}$', maxLength: 3 } },
+};
+const aboutCode = { code: codeAsIssued, code_generator_id: generatorId };
+
 const messages = {
   CodeRedeemedMessage: displayMessage(
     ['code_redeemed'],
-    content({
-      code: codeAsIssued,
-      code_generator_id: generatorId,
-      description: { type: 'string', description: "The generator's description; it may lag a change by up to a minute." },
-      redeemed_at: { ...timestamp, description: 'When this transaction redeemed the code (a retry keeps the first).' },
-    }),
-    'A code this transaction holds now.',
+    content(
+      {
+        code: codeAsIssued,
+        code_generator_id: generatorId,
+        description: { type: 'string', description: "The generator's description; it may lag a change by up to a minute." },
+        redeemed_at: { ...timestamp, description: 'When this transaction redeemed the code (a retry keeps the first).' },
+        ...given,
+      },
+      optionalGiven,
+    ),
+    'A code this transaction holds now, with what it gives. The cashier text names the amount, e.g. `Code WIN-7KQ2M9XA redeemed: 2.50 EUR off`.',
   ),
   CodeValidMessage: displayMessage(
     ['code_valid'],
-    content({ code: codeAsIssued, code_generator_id: generatorId, description: { type: 'string' } }),
-    'A code a redemption by this transaction would take now.',
+    content({ code: codeAsIssued, code_generator_id: generatorId, description: { type: 'string' }, ...given }, optionalGiven),
+    'A code a redemption by this transaction would take now, with what it would give.',
+  ),
+  CodeNotYetValidMessage: displayMessage(
+    ['code_not_yet_valid'],
+    content({ ...aboutCode, valid_from: timestamp }),
+    "Its promotion starts later (the service's clock, not the till's occurred_at).",
+  ),
+  CodeExpiredMessage: displayMessage(['code_expired'], content({ ...aboutCode, valid_until: timestamp }), 'Its promotion ended (now is at or after valid_until).'),
+  CodeNotValidAtSiteMessage: displayMessage(
+    ['code_not_valid_at_site'],
+    content({ ...aboutCode, site_id: { type: 'string', description: "The transaction's site, which the promotion's site_ids do not list." } }),
+    "Its promotion is not valid at the transaction's site.",
+  ),
+  BasketRequiredMessage: displayMessage(
+    ['basket_required'],
+    content({ ...aboutCode, minimum_basket: moneySchema }),
+    'Its promotion has a minimum basket, and the transaction sent no basket.',
+  ),
+  CurrencyMismatchMessage: displayMessage(
+    ['currency_mismatch'],
+    content({
+      ...aboutCode,
+      currency: { type: 'string', pattern: '^[A-Z]{3}$', maxLength: 3, description: "The promotion's currency." },
+      basket_currency: { type: 'string', pattern: '^[A-Z]{3}$', maxLength: 3 },
+    }),
+    "The basket's currency differs from the promotion's.",
+  ),
+  BasketBelowMinimumMessage: displayMessage(
+    ['basket_below_minimum'],
+    content({ ...aboutCode, minimum_basket: moneySchema, basket_total: { type: 'integer', minimum: 0, maximum: 1e12 } }),
+    "The basket's total is below the promotion's minimum basket.",
   ),
   TransactionVoidedMessage: displayMessage(
     ['transaction_voided'],
@@ -735,8 +790,14 @@ function oneOfMessages(names: readonly MessageName[]) {
 }
 
 const refusals: readonly MessageName[] = [
-  'CodeAlreadyRedeemedMessage',
   'CodeGeneratorInactiveMessage',
+  'CodeNotYetValidMessage',
+  'CodeExpiredMessage',
+  'CodeNotValidAtSiteMessage',
+  'BasketRequiredMessage',
+  'CurrencyMismatchMessage',
+  'BasketBelowMinimumMessage',
+  'CodeAlreadyRedeemedMessage',
   'TransactionVoidedRefusalMessage',
   'TooManyCodesMessage',
 ];
@@ -815,7 +876,7 @@ const schemas = {
       code: {
         type: 'object',
         additionalProperties: false,
-        required: ['code', 'code_generator_id', 'issued_at', 'redeemed_at', 'site_id', 'pos_transaction_id'],
+        required: ['code', 'code_generator_id', 'issued_at', 'redeemed_at', 'site_id', 'pos_transaction_id', 'discount_amount', 'currency'],
         properties: {
           code: { type: 'string', pattern: '^[A-Z0-9-]{4,48}$' },
           code_generator_id: { type: 'integer', minimum: 1 },
@@ -827,6 +888,13 @@ const schemas = {
           },
           site_id: { type: ['string', 'null'], description: 'The site of the transaction holding the code, or null.' },
           pos_transaction_id: { type: ['string', 'null'], description: 'The POS transaction holding the code, or null.' },
+          discount_amount: {
+            type: ['integer', 'null'],
+            minimum: 0,
+            maximum: 1e12,
+            description: "What the holding redemption took off its basket, in the currency's minor units; null when no transaction holds the code, or its redemption recorded no amount.",
+          },
+          currency: { type: ['string', 'null'], pattern: '^[A-Z]{3}$', maxLength: 3, description: 'The currency of discount_amount, or null.' },
         },
       },
     },
@@ -848,6 +916,8 @@ const schemas = {
       'Either the codes that failed (code_not_found for each code that is not an issued code of the account, the other failures named too), or validation_failed with one errors entry per problem.',
   },
   ...messages,
+  // TEMP until the terms branch lands its discount schemas.
+  Discount: { type: 'object', required: ['type'], properties: { type: { enum: ['none', 'percent', 'amount'] } } },
   WebhookEndpointResponse: {
     type: 'object',
     required: ['webhook_endpoint'],

@@ -2,11 +2,16 @@ import { findCodeGenerator, type CodeGenerator } from '#data/code-generators';
 
 /**
  * A per-environment cache of code generators' settings. The shape of a generator's codes
- * (type, length, prefix) never changes, so an issuance may use an entry of any age; its status
- * and description can change, so a redemption takes an entry at most a minute old for the
- * description it shows, and the status it relies on is checked inside its transaction.
+ * (type, length, prefix) never changes, so an issuance may use an entry of any age. Status,
+ * description and terms change together with `terms_version`: a redemption may judge by an entry
+ * of any age, because its transaction proves on a promotion shard that the version it judged by
+ * is still current (data/promotion-shards.ts), and reads the generator again when it is not.
+ * An answer that refuses a code is judged by a fresh read.
  */
-export type GeneratorSettings = Pick<CodeGenerator, 'id' | 'generation_type' | 'code_length' | 'prefix' | 'description' | 'status'>;
+export type GeneratorSettings = Pick<
+  CodeGenerator,
+  'id' | 'generation_type' | 'code_length' | 'prefix' | 'description' | 'status' | 'discount' | 'minimum_basket' | 'valid_from' | 'valid_until' | 'site_ids'
+> & { readonly terms_version: number };
 
 interface Entry {
   readonly settings: GeneratorSettings;
@@ -30,11 +35,8 @@ export async function generatorSettings(accountId: number, id: number, maxAgeMs:
   return rememberGenerator(generator);
 }
 
-/**
- * Caches what a read found, or what a transaction's failed condition returned about a generator
- * (newer than the cache); answers the settings kept.
- */
-export function rememberGenerator(generator: CodeGenerator): GeneratorSettings {
+/** Caches what a read found; answers the settings kept. */
+function rememberGenerator(generator: CodeGenerator): GeneratorSettings {
   const settings: GeneratorSettings = {
     id: generator.id,
     generation_type: generator.generation_type,
@@ -42,6 +44,12 @@ export function rememberGenerator(generator: CodeGenerator): GeneratorSettings {
     prefix: generator.prefix,
     description: generator.description,
     status: generator.status,
+    discount: generator.discount,
+    minimum_basket: generator.minimum_basket,
+    valid_from: generator.valid_from,
+    valid_until: generator.valid_until,
+    site_ids: generator.site_ids,
+    terms_version: generator.terms_version ?? 1,
   };
   remember(generator.account_id, settings);
   return settings;
@@ -50,4 +58,17 @@ export function rememberGenerator(generator: CodeGenerator): GeneratorSettings {
 function remember(accountId: number, settings: GeneratorSettings): void {
   if (cache.size >= MAX_ENTRIES) cache.clear();
   cache.set(`${accountId}#${settings.id}`, { settings, readAt: Date.now() });
+}
+
+/** The settings of these generators, read afresh or from the cache at any age (see the top of this module). */
+export async function settingsOf(accountId: number, ids: readonly number[], fresh: boolean): Promise<Map<number, GeneratorSettings | undefined>> {
+  const found = await Promise.all(ids.map((id) => generatorSettings(accountId, id, fresh ? 0 : Number.POSITIVE_INFINITY)));
+  return new Map(ids.map((id, index) => [id, found[index]]));
+}
+
+/** The settings of a generator at `version` or later: the cached entry when it is that recent, else a read. */
+export async function settingsAtLeast(accountId: number, id: number, version: number): Promise<GeneratorSettings | undefined> {
+  const cached = cache.get(`${accountId}#${id}`);
+  if (cached && cached.settings.terms_version >= version) return cached.settings;
+  return generatorSettings(accountId, id, 0);
 }

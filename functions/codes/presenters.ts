@@ -27,5 +27,7 @@ export function presentCode(code: CodeView) {
     redeemed_at: code.redeemed_at ?? null,
     site_id: code.site_id ?? null,
     pos_transaction_id: code.pos_transaction_id ?? null,
+    discount_amount: code.discount_amount ?? null,
+    currency: code.currency ?? null,
   };
 }

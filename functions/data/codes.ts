@@ -40,6 +40,9 @@ export interface CodeItem {
   redeemed_at?: string;
   site_id?: string;
   pos_transaction_id?: string;
+  /** What the holding redemption took off, when it recorded an amount. */
+  discount_amount?: number;
+  currency?: string;
 }
 
 /** What the back office sees of a code: GET …/codes/{code} and each item of the list. */
@@ -50,6 +53,8 @@ export interface CodeView {
   redeemed_at?: string;
   site_id?: string;
   pos_transaction_id?: string;
+  discount_amount?: number;
+  currency?: string;
 }
 
 /** Codes are A-Z, 0-9 and - (prefix up to 16, generated part up to 32): nothing else was ever issued. */
@@ -123,17 +128,24 @@ export interface Holder {
   readonly redeemedAt: string;
 }
 
+/** The amount a redemption recorded for one code, when it computed one. */
+export interface RecordedAmount {
+  readonly discount_amount: number;
+  readonly currency: string;
+}
+
 /**
  * Redeems an issued code for a transaction: fails (returning the code as it is) when another
  * transaction holds it. A pending code of a complete issuance is finalised on the way.
  */
-export function redeemCode(item: CodeItem, holder: Holder): TransactItem {
+export function redeemCode(item: CodeItem, holder: Holder, amount: RecordedAmount | undefined): TransactItem {
   return {
     Update: {
       TableName: TABLE,
       Key: { code_key: item.code_key },
-      UpdateExpression:
-        'SET holder = :holder, redeemed_at = :at, site_id = :site, pos_transaction_id = :pos, redeemed_key = :redeemed, pending = :false, generator_key = :generator',
+      UpdateExpression: `SET holder = :holder, redeemed_at = :at, site_id = :site, pos_transaction_id = :pos, redeemed_key = :redeemed, pending = :false, generator_key = :generator${
+        amount ? ', discount_amount = :amount, currency = :currency' : ''
+      }`,
       ConditionExpression: 'attribute_exists(code_key) AND attribute_not_exists(holder)',
       ExpressionAttributeValues: {
         ':holder': holder.key,
@@ -143,6 +155,7 @@ export function redeemCode(item: CodeItem, holder: Holder): TransactItem {
         ':redeemed': redeemedKey(item.account_id, item.code_generator_id, true),
         ':false': false,
         ':generator': generatorKey(item.account_id, item.code_generator_id),
+        ...(amount ? { ':amount': amount.discount_amount, ':currency': amount.currency } : {}),
       },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
@@ -155,7 +168,7 @@ export function releaseCode(accountId: number, generatorId: number, code: string
     Update: {
       TableName: TABLE,
       Key: { code_key: codeKey(accountId, code) },
-      UpdateExpression: 'SET redeemed_key = :unredeemed REMOVE holder, redeemed_at, site_id, pos_transaction_id',
+      UpdateExpression: 'SET redeemed_key = :unredeemed REMOVE holder, redeemed_at, site_id, pos_transaction_id, discount_amount, currency',
       ConditionExpression: 'holder = :holder',
       ExpressionAttributeValues: { ':holder': holderKey, ':unredeemed': redeemedKey(accountId, generatorId, false) },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

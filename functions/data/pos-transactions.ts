@@ -1,4 +1,5 @@
 import { tableName } from '#runtime/config';
+import type { Discount } from './code-generators.ts';
 import type { TransactItem } from './transactions.ts';
 
 export const POS_TRANSACTIONS_TABLE = tableName('posTransactions');
@@ -7,12 +8,17 @@ const TABLE = POS_TRANSACTIONS_TABLE;
 /** At most this many codes per transaction, so its void releases them all in one DynamoDB transaction. */
 export const MAX_HELD_CODES = 50;
 
-/** A code a transaction holds, as its redemption recorded it. */
+/** A code a transaction holds, as its redemption recorded it: a retry answers with what it got then. */
 export interface HeldCode {
   /** As issued. */
   code: string;
   code_generator_id: number;
   redeemed_at: string;
+  /** The generator's discount when it was redeemed (absent on redemptions before terms existed: none). */
+  discount?: Discount;
+  /** What it took off the basket, when a basket was sent and the discount is not `none`. */
+  discount_amount?: number;
+  currency?: string;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documents } from '#runtime/clients';
 import { tableName } from '#runtime/config';
 import { pause, type TransactItem } from './transactions.ts';
@@ -26,7 +26,7 @@ export interface PromotionShard {
   shard_key: string;
   account_id: number;
   code_generator_id: number;
-  shard: number;
+  shard_number: number;
   terms_version: number;
 }
 
@@ -51,7 +51,7 @@ export function judgedAt(accountId: number, generatorId: number, shard: number, 
     Update: {
       TableName: TABLE,
       Key: { shard_key: shardKey(accountId, generatorId, shard) },
-      UpdateExpression: 'SET account_id = :account, code_generator_id = :generator, shard = :shard, terms_version = :version',
+      UpdateExpression: 'SET account_id = :account, code_generator_id = :generator, shard_number = :shard, terms_version = :version',
       ConditionExpression: 'attribute_not_exists(terms_version) OR terms_version <= :version',
       ExpressionAttributeValues: { ':account': accountId, ':generator': generatorId, ':shard': shard, ':version': version },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -85,7 +85,7 @@ async function bringShardTo(accountId: number, generatorId: number, shard: numbe
         new UpdateCommand({
           TableName: TABLE,
           Key: { shard_key: shardKey(accountId, generatorId, shard) },
-          UpdateExpression: 'SET account_id = :account, code_generator_id = :generator, shard = :shard, terms_version = :version',
+          UpdateExpression: 'SET account_id = :account, code_generator_id = :generator, shard_number = :shard, terms_version = :version',
           ConditionExpression: 'attribute_not_exists(terms_version) OR terms_version < :version',
           ExpressionAttributeValues: { ':account': accountId, ':generator': generatorId, ':shard': shard, ':version': version },
         }),
@@ -98,4 +98,22 @@ async function bringShardTo(accountId: number, generatorId: number, shard: numbe
       await pause(attempt);
     }
   }
+}
+
+/**
+ * The versions of one shard per generator (the shard this transaction goes through), in one
+ * consistent BatchGetItem: what a check compares its cached terms with. A missing shard is at 0.
+ */
+export async function shardVersions(accountId: number, transactionKey: string, generatorIds: readonly number[]): Promise<Map<number, number>> {
+  const versions = new Map(generatorIds.map((id) => [id, 0]));
+  if (generatorIds.length === 0) return versions;
+  let keys: Record<string, unknown>[] = generatorIds.map((id) => ({ shard_key: shardKey(accountId, id, shardOf(transactionKey, id)) }));
+  for (let round = 0; keys.length > 0; round++) {
+    if (round >= 5) throw Object.assign(new Error('BatchGetItem left keys unprocessed'), { name: 'ThrottlingException' });
+    if (round > 0) await pause(round - 1);
+    const answer = await documents.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: keys, ConsistentRead: true } } }));
+    for (const item of (answer.Responses?.[TABLE] ?? []) as PromotionShard[]) versions.set(item.code_generator_id, item.terms_version);
+    keys = (answer.UnprocessedKeys?.[TABLE]?.Keys ?? []) as Record<string, unknown>[];
+  }
+  return versions;
 }

@@ -1,11 +1,15 @@
-import { codeSpelling, type CodeItem } from '#data/codes';
-import { MAX_HELD_CODES, transactionKey, type PosTransaction } from '#data/pos-transactions';
+import { codeSpelling, type CodeItem, type RecordedAmount } from '#data/codes';
+import { MAX_HELD_CODES, transactionKey, type HeldCode, type PosTransaction } from '#data/pos-transactions';
 import type { RedemptionState } from '#data/redemptions';
+import type { Discount } from '#data/code-generators';
+import type { GeneratorSettings } from '#codes/generator-settings';
+import { amountOff, brokenTerm, type Basket, type TermFailure } from './terms.ts';
 
 /**
- * The decisions of a redemption and of a check, from what one read found (data/redemptions.ts):
- * which listed codes this transaction holds already, which it would take now, and which fail
- * and why. Plain functions of the state; the handlers write, the messages module words.
+ * The decisions of a redemption and of a check, from what one read found (data/redemptions.ts)
+ * and the terms of the codes' promotions: which listed codes this transaction holds already,
+ * which it would take now and what each takes off the basket, and which fail and why. Plain
+ * functions of the state; the handlers write, the messages module words.
  */
 
 /** A code as listed, once: the first spelling sent, and its key spelling when it can be a code. */
@@ -30,12 +34,17 @@ export function distinctCodes(codes: readonly string[]): ListedCode[] {
 
 export type CodeFailure =
   | { readonly reason: 'code_not_found'; readonly typed: string }
-  | { readonly reason: 'code_already_redeemed' | 'code_generator_inactive'; readonly item: CodeItem };
+  | { readonly reason: TermFailure | 'code_already_redeemed'; readonly item: CodeItem; readonly terms: GeneratorSettings };
 
-/** A listed code's outcome: held by this transaction already, to be redeemed now, or failed. */
+/**
+ * A listed code's outcome: held by this transaction already (with what it recorded), to be
+ * redeemed now (by these terms, taking this amount off), taken by another transaction (a failure
+ * once its terms are judged), or failed.
+ */
 type CodeOutcome =
-  | { readonly kind: 'held'; readonly item: CodeItem }
-  | { readonly kind: 'fresh'; readonly item: CodeItem }
+  | { readonly kind: 'held'; readonly item: CodeItem; readonly held: HeldCode }
+  | { readonly kind: 'fresh'; readonly item: CodeItem; readonly terms?: GeneratorSettings; readonly amount?: RecordedAmount }
+  | { readonly kind: 'taken'; readonly item: CodeItem }
   | { readonly kind: 'failed'; readonly failure: CodeFailure };
 
 export interface Assessment {
@@ -50,15 +59,18 @@ export interface Till {
   readonly accountId: number;
   readonly siteId: string;
   readonly posTransactionId: string;
+  readonly basket?: Basket;
 }
 
+/** What the read found, before any promotion's terms are judged (see `judge`). */
 export function assess(till: Till, listed: readonly ListedCode[], state: RedemptionState): Assessment {
   const me = transactionKey(till.accountId, till.siteId, till.posTransactionId);
+  const heldCodes = new Map((state.transaction?.codes ?? []).map((held) => [held.code, held]));
   const outcomes = listed.map((code): CodeOutcome => {
     const item = code.spelling === undefined ? undefined : state.codes.get(code.spelling);
     if (!item) return { kind: 'failed', failure: { reason: 'code_not_found', typed: code.typed } };
-    if (item.holder === me) return { kind: 'held', item };
-    if (item.holder !== undefined) return { kind: 'failed', failure: { reason: 'code_already_redeemed', item } };
+    if (item.holder === me) return { kind: 'held', item, held: heldCodes.get(item.code) ?? { code: item.code, code_generator_id: item.code_generator_id, redeemed_at: item.redeemed_at! } };
+    if (item.holder !== undefined) return { kind: 'taken', item };
     return { kind: 'fresh', item };
   });
   const held = state.transaction?.codes?.length ?? 0;
@@ -71,22 +83,58 @@ export function assess(till: Till, listed: readonly ListedCode[], state: Redempt
   };
 }
 
-export const fails = (assessment: Assessment) =>
-  assessment.voided || assessment.tooMany !== undefined || assessment.outcomes.some((outcome) => outcome.kind === 'failed');
+/** The generators whose terms a request must judge: those of the codes it does not hold yet. */
+export const judgedGenerators = (assessment: Assessment) => [
+  ...new Set(assessment.outcomes.flatMap((outcome) => (outcome.kind === 'fresh' || outcome.kind === 'taken' ? [outcome.item.code_generator_id] : []))),
+];
 
-/** The same assessment with the fresh codes of these generators failed as inactive. */
-export function withInactive(assessment: Assessment, inactive: ReadonlySet<number>): Assessment {
-  return {
-    ...assessment,
-    outcomes: assessment.outcomes.map((outcome) =>
-      outcome.kind === 'fresh' && inactive.has(outcome.item.code_generator_id)
-        ? { kind: 'failed', failure: { reason: 'code_generator_inactive', item: outcome.item } }
-        : outcome,
-    ),
-  };
+/**
+ * Judges each code not held yet by its promotion's terms, in PRODUCT.md's order (the terms, then
+ * "held by another transaction"), and computes what each code takes off: the codes apply in
+ * their order, each to the total left after those before it, a held code taking off what it
+ * recorded. `settings` has every generator of `judgedGenerators`; a missing one (deleted) does
+ * not exist for the till.
+ */
+export function judge(till: Till, assessment: Assessment, settings: ReadonlyMap<number, GeneratorSettings | undefined>, now: number): Assessment {
+  let left = till.basket?.total ?? 0;
+  const outcomes = assessment.outcomes.map((outcome): CodeOutcome => {
+    if (outcome.kind === 'held') {
+      const { held } = outcome;
+      if (held.discount_amount !== undefined && held.currency === till.basket?.currency) left = Math.max(0, left - held.discount_amount);
+      return outcome;
+    }
+    if (outcome.kind === 'failed') return outcome;
+    const terms = settings.get(outcome.item.code_generator_id);
+    if (!terms) return { kind: 'failed', failure: { reason: 'code_not_found', typed: outcome.item.code } };
+    const broken = brokenTerm(terms, till.siteId, till.basket, now);
+    if (broken) return { kind: 'failed', failure: { reason: broken, item: outcome.item, terms } };
+    if (outcome.kind === 'taken') return { kind: 'failed', failure: { reason: 'code_already_redeemed', item: outcome.item, terms } };
+    if (!till.basket || terms.discount.type === 'none') return { kind: 'fresh', item: outcome.item, terms };
+    const off = amountOff(terms.discount, left);
+    left -= off;
+    return { kind: 'fresh', item: outcome.item, terms, amount: { discount_amount: off, currency: till.basket.currency } };
+  });
+  return { ...assessment, outcomes };
 }
 
-/** The generators of the codes a request would redeem now. */
-export const freshGenerators = (assessment: Assessment) => [
-  ...new Set(assessment.outcomes.flatMap((outcome) => (outcome.kind === 'fresh' ? [outcome.item.code_generator_id] : []))),
-];
+export const fails = (assessment: Assessment) =>
+  assessment.voided || assessment.tooMany !== undefined || assessment.outcomes.some((outcome) => outcome.kind === 'failed' || outcome.kind === 'taken');
+
+/** The codes a request would redeem now, with their terms and amounts. */
+export const freshCodes = (assessment: Assessment) =>
+  assessment.outcomes.flatMap((outcome) => (outcome.kind === 'fresh' ? [outcome as Extract<CodeOutcome, { kind: 'fresh' }>] : []));
+
+/** What a code of a successful request gives: the discount and amount it recorded (held) or takes now. */
+export function given(outcome: CodeOutcome): { discount: Discount; amount?: RecordedAmount } {
+  if (outcome.kind === 'held') {
+    const { held } = outcome;
+    const discount = held.discount ?? { type: 'none' };
+    return held.discount_amount === undefined ? { discount } : { discount, amount: { discount_amount: held.discount_amount, currency: held.currency! } };
+  }
+  const { terms, amount } = outcome as Extract<CodeOutcome, { kind: 'fresh' }>;
+  return amount ? { discount: terms!.discount, amount } : { discount: terms!.discount };
+}
+
+/** A failure that a term or another holder caused: judged by the generator's settings. */
+export const refusedByTerms = (assessment: Assessment) =>
+  assessment.outcomes.some((outcome) => outcome.kind === 'failed' && outcome.failure.reason !== 'code_not_found');

@@ -437,6 +437,8 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
           redeemed_at: null,
           site_id: null,
           pos_transaction_id: null,
+          discount_amount: null,
+          currency: null,
         });
       }),
     );

@@ -156,7 +156,8 @@ export function judgeTill(body: RedemptionBody, model: TillModel): RedemptionVer
     }
     const holder = model.holders.get(code.issued);
     if (holder === me) continue;
-    if (holder !== undefined) ids.push('code_already_redeemed');
+    // An inactive generator is named before a code held by another transaction (PRODUCT.md's order).
+    if (holder !== undefined) ids.push(model.codes.get(code.issued)!.active ? 'code_already_redeemed' : 'code_generator_inactive');
     else {
       if (model.codes.get(code.issued)!.active) fresh.push(code.issued);
       else ids.push('code_generator_inactive');

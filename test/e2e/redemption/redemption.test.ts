@@ -50,7 +50,7 @@ const setStatus = async (id: number, status: 'active' | 'inactive') => {
 const redeemed = (code: string, generatorId: number, redeemedAt: unknown = expect.stringMatching(RFC3339_MILLIS_UTC)) => ({
   message: `Code ${code} redeemed`,
   message_id: 'code_redeemed',
-  message_content: { code, code_generator_id: generatorId, description: 'Winter promotion', redeemed_at: redeemedAt },
+  message_content: { code, code_generator_id: generatorId, description: 'Winter promotion', redeemed_at: redeemedAt, discount: { type: 'none' } },
   priority: 1,
 });
 const notFound = (code: string) => ({
@@ -329,7 +329,7 @@ describe('POST /v2.0/validated_codes', () => {
         display_messages: [a!, b!].map((code) => ({
           message: `Code ${code} is valid`,
           message_id: 'code_valid',
-          message_content: { code, code_generator_id: generator.id, description: 'Winter promotion' },
+          message_content: { code, code_generator_id: generator.id, description: 'Winter promotion', discount: { type: 'none' } },
           priority: 1,
         })),
       },
@@ -473,6 +473,8 @@ describe('GET /v1.0/codegen/{id}/codes', () => {
       redeemed_at: null,
       site_id: null,
       pos_transaction_id: null,
+      discount_amount: null,
+      currency: null,
     });
   });
 
