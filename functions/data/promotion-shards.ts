@@ -26,7 +26,7 @@ export interface PromotionShard {
   shard_key: string;
   account_id: number;
   code_generator_id: number;
-  shard: number;
+  shard_number: number;
   terms_version: number;
 }
 
@@ -51,7 +51,7 @@ export function judgedAt(accountId: number, generatorId: number, shard: number, 
     Update: {
       TableName: TABLE,
       Key: { shard_key: shardKey(accountId, generatorId, shard) },
-      UpdateExpression: 'SET account_id = :account, code_generator_id = :generator, shard = :shard, terms_version = :version',
+      UpdateExpression: 'SET account_id = :account, code_generator_id = :generator, shard_number = :shard, terms_version = :version',
       ConditionExpression: 'attribute_not_exists(terms_version) OR terms_version <= :version',
       ExpressionAttributeValues: { ':account': accountId, ':generator': generatorId, ':shard': shard, ':version': version },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -85,7 +85,7 @@ async function bringShardTo(accountId: number, generatorId: number, shard: numbe
         new UpdateCommand({
           TableName: TABLE,
           Key: { shard_key: shardKey(accountId, generatorId, shard) },
-          UpdateExpression: 'SET account_id = :account, code_generator_id = :generator, shard = :shard, terms_version = :version',
+          UpdateExpression: 'SET account_id = :account, code_generator_id = :generator, shard_number = :shard, terms_version = :version',
           ConditionExpression: 'attribute_not_exists(terms_version) OR terms_version < :version',
           ExpressionAttributeValues: { ':account': accountId, ':generator': generatorId, ':shard': shard, ':version': version },
         }),
