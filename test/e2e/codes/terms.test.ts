@@ -62,7 +62,8 @@ const patch = (id: number, fields: Change, headers: { 'If-Match'?: string } = {}
 const patchRaw = (id: number, fields: Record<string, unknown>) =>
   call(ctx.api, 'core', 'PATCH', `/v1.0/codegen/${id}`, { token: ctx.account.token, body: { code_generator: fields } });
 const get = (id: number) => send(ctx.api, ctx.account.token, ({ core }) => core.GET('/v1.0/codegen/{id}', { params: { path: { id } } }));
-const list = () => send(ctx.api, ctx.account.token, ({ core }) => core.GET('/v1.0/codegen'));
+const list = (storeId?: number) =>
+  send(ctx.api, ctx.account.token, ({ core }) => core.GET('/v1.0/codegen', { params: { query: storeId === undefined ? {} : { store_id: storeId } } }));
 
 /** The generator's item as stored. */
 const stored = async (id: number) => (await codeGeneratorsOf(ctx.account.accountId)).find((generator) => generator.id === id)!;
@@ -574,7 +575,7 @@ describe('PATCH /v1.0/codegen/{id} with promotion terms', () => {
 });
 
 describe('GET /v1.0/codegen and GET /v1.0/codegen/{id} show the terms', () => {
-  it('lists each generator with its terms, in the order of the answers', async () => {
+  it('lists each generator with its terms, in the order of the answers, also by store', async () => {
     const plain = await created();
     const promotion = await created({
       discount: { type: 'amount', amount_off: 500, currency: 'GBP' },
@@ -585,10 +586,13 @@ describe('GET /v1.0/codegen and GET /v1.0/codegen/{id} show the terms', () => {
     });
 
     const page = await list();
+    // Through the by_store index, which projects the terms.
+    const ofStore = await list(winterPromotion.store_id);
     const one = await get(promotion.id);
 
     expect(page.status).toBe(200);
     expect(page.json).toEqual({ code_generators: [plain, promotion], next_cursor: null });
+    expect(ofStore.json).toEqual(page.json);
     expect(page.json.code_generators.map((generator: object) => Object.keys(generator))).toEqual([SIXTEEN, SIXTEEN]);
     expect(one.json.code_generator).toEqual(promotion);
     expect(promotion).toMatchObject({ valid_from: '2026-12-01T00:00:00.000Z', valid_until: '2026-12-31T23:59:59.999Z' });
