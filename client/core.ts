@@ -46,7 +46,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a code generator's status or description
+         * Change a code generator's status, description or promotion terms
          * @description Needs a token of scope core (or all); any other answers 403.
          */
         patch: operations["updateCodeGenerator"];
@@ -256,6 +256,49 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description What a code gives, by `type` (none, percent, amount). Keys a type does not use are absent, never null. */
+        Discount: components["schemas"]["DiscountNone"] | components["schemas"]["DiscountPercent"] | components["schemas"]["DiscountAmount"];
+        /** @description No discount of its own: the till applies what the description says. */
+        DiscountNone: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "none";
+        };
+        /** @description A percentage of the sale, optionally capped by `max_amount_off` in `currency` (the two together, or neither). */
+        DiscountPercent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "percent";
+            /** @description Greater than 0 and at most 100, with at most two decimals (12.5, 33.33). */
+            percent_off: number;
+            /** @description The most the discount takes off, in minor units of `currency` (1 to 10^12): given with `currency`, or neither. */
+            max_amount_off?: number;
+            /** @description An ISO 4217 currency code that has a minor unit (EUR, USD, JPY, …); a code ISO 4217 does not list answers 422 naming it. */
+            currency?: string;
+        };
+        /** @description A fixed amount off the sale. */
+        DiscountAmount: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "amount";
+            /** @description An amount in minor units of `currency` (cents for EUR, yen for JPY), 1 to 10^12: at most the sale's total is taken off. */
+            amount_off: number;
+            /** @description An ISO 4217 currency code that has a minor unit (EUR, USD, JPY, …); a code ISO 4217 does not list answers 422 naming it. */
+            currency: string;
+        };
+        /** @description An amount of money. */
+        Money: {
+            /** @description In minor units of `currency` (cents for EUR, yen for JPY), 1 to 10^12. */
+            amount: number;
+            /** @description An ISO 4217 currency code that has a minor unit (EUR, USD, JPY, …); a code ISO 4217 does not list answers 422 naming it. */
+            currency: string;
+        };
         CodeGeneratorResponse: {
             code_generator: {
                 /**
@@ -283,10 +326,42 @@ export interface components {
                 status: "active" | "inactive";
                 id: number;
                 account_id: number;
-                /** Format: date-time */
+                /**
+                 * Format: date-time
+                 * @description When the generator was created.
+                 */
                 created_at: string;
-                /** Format: date-time */
+                /**
+                 * Format: date-time
+                 * @description When it last changed (as created_at until then).
+                 */
                 updated_at: string;
+                /**
+                 * @default {
+                 *       "type": "none"
+                 *     }
+                 */
+                discount: components["schemas"]["Discount"];
+                /**
+                 * @description null, or the least total a sale must have before this code's discount (its currency the discount's, when the discount has one).
+                 * @default null
+                 */
+                minimum_basket: components["schemas"]["Money"] | null;
+                /**
+                 * Format: date-time
+                 * @description null (no bound), or the first moment codes may be redeemed. Sent with any offset; read back in UTC with milliseconds.
+                 */
+                valid_from: string | null;
+                /**
+                 * Format: date-time
+                 * @description null (no bound), or the moment from which codes are refused; after valid_from when both are set. A moment in the past ends the promotion. Sent with any offset; read back in UTC with milliseconds.
+                 */
+                valid_until: string | null;
+                /**
+                 * @description null (every site), or the only sites whose tills may redeem: 1 to 100 distinct site ids, compared exactly.
+                 * @default null
+                 */
+                site_ids: string[] | null;
             };
         };
         EventResponse: {
@@ -713,6 +788,32 @@ export interface operations {
                          * @enum {unknown}
                          */
                         status?: "active" | "inactive";
+                        /**
+                         * @default {
+                         *       "type": "none"
+                         *     }
+                         */
+                        discount?: components["schemas"]["Discount"];
+                        /**
+                         * @description null, or the least total a sale must have before this code's discount (its currency the discount's, when the discount has one).
+                         * @default null
+                         */
+                        minimum_basket?: components["schemas"]["Money"] | null;
+                        /**
+                         * @description null (no bound), or the first moment codes may be redeemed. Sent with any offset; read back in UTC with milliseconds.
+                         * @default null
+                         */
+                        valid_from?: string | null;
+                        /**
+                         * @description null (no bound), or the moment from which codes are refused; after valid_from when both are set. A moment in the past ends the promotion. Sent with any offset; read back in UTC with milliseconds.
+                         * @default null
+                         */
+                        valid_until?: string | null;
+                        /**
+                         * @description null (every site), or the only sites whose tills may redeem: 1 to 100 distinct site ids, compared exactly.
+                         * @default null
+                         */
+                        site_ids?: string[] | null;
                     };
                 };
             };
@@ -1215,7 +1316,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Only status and description can change. Sending generation_type, buffer_type, code_length, prefix, store_id, id, account_id, created_at, updated_at answers 422 naming the field. */
+                    /** @description Only status, description and the promotion terms (discount, minimum_basket, valid_from, valid_until, site_ids) can change; an absent field stays as it is. The terms are judged together with the stored ones: a discount currency that differs from the stored minimum_basket currency, or a valid_until not after the stored valid_from, answers 422. Sending generation_type, buffer_type, code_length, prefix, store_id, id, account_id, created_at, updated_at answers 422 naming the field. */
                     code_generator: {
                         /**
                          * @description `active` generators issue codes; `inactive` ones answer 409.
@@ -1223,12 +1324,21 @@ export interface operations {
                          */
                         status?: "active" | "inactive";
                         description?: string;
+                        discount?: components["schemas"]["Discount"];
+                        /** @description null, or the least total a sale must have before this code's discount (its currency the discount's, when the discount has one). */
+                        minimum_basket?: components["schemas"]["Money"] | null;
+                        /** @description null (no bound), or the first moment codes may be redeemed. Sent with any offset; read back in UTC with milliseconds. */
+                        valid_from?: string | null;
+                        /** @description null (no bound), or the moment from which codes are refused; after valid_from when both are set. A moment in the past ends the promotion. Sent with any offset; read back in UTC with milliseconds. */
+                        valid_until?: string | null;
+                        /** @description null (every site), or the only sites whose tills may redeem: 1 to 100 distinct site ids, compared exactly. */
+                        site_ids?: string[] | null;
                     };
                 };
             };
         };
         responses: {
-            /** @description The generator after the change (unchanged when nothing differed), with a code_generator.updated event when something changed. */
+            /** @description The generator after the change (unchanged when nothing differed), with a code_generator.updated event when something changed. A change takes effect at once: a redemption that commits after this answer is judged by the new status and terms. */
             200: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */

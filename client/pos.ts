@@ -68,6 +68,49 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description What a code gives, by `type` (none, percent, amount). Keys a type does not use are absent, never null. */
+        Discount: components["schemas"]["DiscountNone"] | components["schemas"]["DiscountPercent"] | components["schemas"]["DiscountAmount"];
+        /** @description No discount of its own: the till applies what the description says. */
+        DiscountNone: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "none";
+        };
+        /** @description A percentage of the sale, optionally capped by `max_amount_off` in `currency` (the two together, or neither). */
+        DiscountPercent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "percent";
+            /** @description Greater than 0 and at most 100, with at most two decimals (12.5, 33.33). */
+            percent_off: number;
+            /** @description The most the discount takes off, in minor units of `currency` (1 to 10^12): given with `currency`, or neither. */
+            max_amount_off?: number;
+            /** @description An ISO 4217 currency code that has a minor unit (EUR, USD, JPY, …); a code ISO 4217 does not list answers 422 naming it. */
+            currency?: string;
+        };
+        /** @description A fixed amount off the sale. */
+        DiscountAmount: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "amount";
+            /** @description An amount in minor units of `currency` (cents for EUR, yen for JPY), 1 to 10^12: at most the sale's total is taken off. */
+            amount_off: number;
+            /** @description An ISO 4217 currency code that has a minor unit (EUR, USD, JPY, …); a code ISO 4217 does not list answers 422 naming it. */
+            currency: string;
+        };
+        /** @description An amount of money. */
+        Money: {
+            /** @description In minor units of `currency` (cents for EUR, yen for JPY), 1 to 10^12. */
+            amount: number;
+            /** @description An ISO 4217 currency code that has a minor unit (EUR, USD, JPY, …); a code ISO 4217 does not list answers 422 naming it. */
+            currency: string;
+        };
         /** @description One display message per distinct code, in the order listed. */
         RedeemedCodes: {
             transaction: {
@@ -220,10 +263,7 @@ export interface components {
                 /** @description The code as issued. */
                 code: string;
                 code_generator_id: number;
-                minimum_basket: {
-                    amount: number;
-                    currency: string;
-                };
+                minimum_basket: components["schemas"]["Money"];
             };
             priority: number;
         };
@@ -259,10 +299,7 @@ export interface components {
                 /** @description The code as issued. */
                 code: string;
                 code_generator_id: number;
-                minimum_basket: {
-                    amount: number;
-                    currency: string;
-                };
+                minimum_basket: components["schemas"]["Money"];
                 basket_total: number;
             };
             priority: number;
@@ -411,10 +448,6 @@ export interface components {
             message_id: "token_rate_limited";
             message_content: Record<string, never>;
             priority: number;
-        };
-        Discount: {
-            /** @enum {unknown} */
-            type: "none" | "percent" | "amount";
         };
         PosError: {
             transaction: {
@@ -714,6 +747,13 @@ export interface operations {
                         receipt_id?: string | null;
                         /** @description The codes as scanned or typed, letters in any case: 1 to 10, each 1 to 64 characters. */
                         codes: string[];
+                        /** @description The sale: its total before the discounts of this request's codes (null: no basket). Needed by a code whose promotion sets minimum_basket. */
+                        basket?: {
+                            /** @description In minor units of currency, 0 to 10^12: the sale's total before this request's codes. */
+                            total: number;
+                            /** @description An ISO 4217 currency code that has a minor unit (EUR, USD, JPY, …); a code ISO 4217 does not list answers 422 naming it. */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -975,6 +1015,13 @@ export interface operations {
                         receipt_id?: string | null;
                         /** @description The codes as scanned or typed, letters in any case: 1 to 10, each 1 to 64 characters. */
                         codes: string[];
+                        /** @description The sale: its total before the discounts of this request's codes (null: no basket). Needed by a code whose promotion sets minimum_basket. */
+                        basket?: {
+                            /** @description In minor units of currency, 0 to 10^12: the sale's total before this request's codes. */
+                            total: number;
+                            /** @description An ISO 4217 currency code that has a minor unit (EUR, USD, JPY, …); a code ISO 4217 does not list answers 422 naming it. */
+                            currency: string;
+                        } | null;
                     };
                 };
             };

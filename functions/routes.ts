@@ -160,11 +160,19 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen/{id}',
     entry: 'functions/codes/update-code-generator.ts',
     scope: 'core',
-    tables: { ...TOKEN_LOOKUP, ...ID_BLOCKS, codeGenerators: ['GetItem', 'UpdateItem'], events: ['PutItem', 'GetItem'] },
+    // The change and its event in one transaction, then every shard of the promotion brought to
+    // the new version (one UpdateItem each) and that recorded on the generator (data/promotion-shards.ts).
+    tables: {
+      ...TOKEN_LOOKUP,
+      ...ID_BLOCKS,
+      codeGenerators: ['GetItem', 'UpdateItem'],
+      events: ['PutItem', 'GetItem'],
+      promotionShards: ['UpdateItem'],
+    },
     params: 'idPath',
     body: { root: 'code_generator', schema: 'codeGeneratorPatch' },
     ifMatch: true,
-    summary: "Change a code generator's status or description",
+    summary: "Change a code generator's status, description or promotion terms",
   },
   {
     operationId: 'issueCodes',

@@ -235,6 +235,46 @@ function plain(schema: object): Record<string, unknown> {
 }
 
 /**
+ * The schemas schemas.ts marks with `x-component` (Discount and its three types, Money), each
+ * shown once under components and referred to wherever a request or response schema holds it (a
+ * default, which differs between create and PATCH, stays beside the reference). A `oneOf`
+ * discriminated by a property gets the mapping of each branch's value to its component, so that a
+ * generated client types a discount as a union and narrows it with a switch on `type`.
+ */
+function withComponents(schema: unknown): any {
+  if (Array.isArray(schema)) return schema.map(withComponents);
+  if (!schema || typeof schema !== 'object') return schema;
+  const { 'x-component': name, default: fallback, ...rest } = schema as Record<string, any>;
+  if (typeof name === 'string') return { ...ref(name), ...(fallback !== undefined ? { default: fallback } : {}) };
+  if (fallback !== undefined) rest.default = fallback;
+  const inner = Object.fromEntries(Object.entries(rest).map(([key, value]) => [key, withComponents(value)]));
+  if (rest.discriminator && Array.isArray(rest.oneOf)) {
+    const { propertyName } = rest.discriminator;
+    const mapping = Object.fromEntries(
+      rest.oneOf.map((branch: Record<string, any>) => [branch.properties[propertyName].const, `#/components/schemas/${branch['x-component']}`]),
+    );
+    inner.discriminator = { ...rest.discriminator, mapping };
+  }
+  return inner;
+}
+
+/** The components of `x-component` schemas, by name, from every request schema; one name, one schema. */
+function componentsOf(schema: unknown, found: Record<string, unknown> = {}): Record<string, unknown> {
+  if (Array.isArray(schema)) schema.forEach((item) => componentsOf(item, found));
+  else if (schema && typeof schema === 'object') {
+    const { 'x-component': name, default: _default, ...rest } = schema as Record<string, unknown>;
+    if (typeof name === 'string') {
+      const component = withComponents(rest);
+      if (found[name] && JSON.stringify(found[name]) !== JSON.stringify(component)) throw new Error(`openapi: two different schemas are named ${name}`);
+      found[name] = component;
+    }
+    Object.values(rest).forEach((value) => componentsOf(value, found));
+    if (_default !== undefined) componentsOf(_default, found);
+  }
+  return found;
+}
+
+/**
  * A request schema as a client should read it: the fields the server owns or that cannot change
  * (declared `not: {}` for the validators, so that sending one answers 422 naming it) are left
  * out, and named in the description instead; with `additionalProperties: false`, a tool that
@@ -254,7 +294,15 @@ function clientView(schema: Record<string, any>): Record<string, any> {
  * checks each with the server's own validator), so that generated requests are meaningful.
  */
 const requestExamples: Partial<Record<SchemaName, object>> = {
-  codeGeneratorCreate: { generation_type: 'tillgate', code_length: 8, description: 'Winter promotion', prefix: 'WIN-', store_id: 42 },
+  codeGeneratorCreate: {
+    generation_type: 'tillgate',
+    code_length: 8,
+    description: 'Winter promotion',
+    prefix: 'WIN-',
+    store_id: 42,
+    discount: { type: 'percent', percent_off: 10, max_amount_off: 2000, currency: 'EUR' },
+    valid_until: '2027-01-07T00:00:00+01:00',
+  },
   codeGeneratorPatch: { status: 'inactive', description: 'Winter promotion (ended early)' },
   codesIssue: { count: 100 },
   voidTransaction: {
@@ -265,7 +313,13 @@ const requestExamples: Partial<Record<SchemaName, object>> = {
     occurred_at: '2026-11-21T14:03:00Z',
     business_date: '2026-11-21',
   },
-  codesRedemption: { site_id: 'S-0042', pos_transaction_id: 'T-1001', register_id: 'R1', codes: ['WIN-7KQ2M9XA'] },
+  codesRedemption: {
+    site_id: 'S-0042',
+    pos_transaction_id: 'T-1001',
+    register_id: 'R1',
+    codes: ['WIN-7KQ2M9XA'],
+    basket: { total: 4250, currency: 'EUR' },
+  },
   webhookEndpointCreate: {
     url: 'https://backoffice.example.com/tillgate/webhooks',
     event_types: ['codes.redeemed', 'transaction.voided'],
@@ -290,7 +344,7 @@ function requestExample(route: Route): object | undefined {
 function requestBody(route: Route, note: string | undefined) {
   if (!route.body) return undefined;
   const { root, schema, optional } = route.body;
-  const resource = clientView({ ...plain(requestSchemas[schema]), ...(note ? { description: note } : {}) });
+  const resource = withComponents(clientView({ ...plain(requestSchemas[schema]), ...(note ? { description: note } : {}) }));
   const example = requestExample(route);
   if (!example) throw new Error(`openapi: no request example for ${schema} (requestExamples in openapi/document.ts)`);
   return {
@@ -464,10 +518,14 @@ const operations: Record<string, Operation> = {
     success: read('The code generator.', 'CodeGeneratorResponse'),
   },
   updateCodeGenerator: {
-    bodyNote: 'Only status and description can change.',
+    bodyNote:
+      'Only status, description and the promotion terms (discount, minimum_basket, valid_from, valid_until, site_ids) can change; an absent field stays as it is. ' +
+      'The terms are judged together with the stored ones: a discount currency that differs from the stored minimum_basket currency, or a valid_until not after the stored valid_from, answers 422.',
     success: {
       200: {
-        description: 'The generator after the change (unchanged when nothing differed), with a code_generator.updated event when something changed.',
+        description:
+          'The generator after the change (unchanged when nothing differed), with a code_generator.updated event when something changed. ' +
+          'A change takes effect at once: a redemption that commits after this answer is judged by the new status and terms.',
         headers: coreHeaders,
         content: { 'application/json': { schema: ref('CodeGeneratorResponse') } },
       },
@@ -664,12 +722,6 @@ const given = {
   currency: { type: 'string', pattern: '^[A-Z]{3}$', maxLength: 3, description: "The basket's currency, beside discount_amount." },
 };
 const optionalGiven = ['discount_amount', 'currency'];
-const moneySchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['amount', 'currency'],
-  properties: { amount: { type: 'integer', minimum: 1, maximum: 1e12 }, currency: { type: 'string', pattern: '^[A-Z]{3}$', maxLength: 3 } },
-};
 const aboutCode = { code: codeAsIssued, code_generator_id: generatorId };
 
 const messages = {
@@ -697,7 +749,11 @@ const messages = {
     content({ ...aboutCode, valid_from: timestamp }),
     "Its promotion starts later (the service's clock, not the till's occurred_at).",
   ),
-  CodeExpiredMessage: displayMessage(['code_expired'], content({ ...aboutCode, valid_until: timestamp }), 'Its promotion ended (now is at or after valid_until).'),
+  CodeExpiredMessage: displayMessage(
+    ['code_expired'],
+    content({ ...aboutCode, valid_until: timestamp }),
+    'Its promotion ended (now is at or after valid_until).',
+  ),
   CodeNotValidAtSiteMessage: displayMessage(
     ['code_not_valid_at_site'],
     content({ ...aboutCode, site_id: { type: 'string', description: "The transaction's site, which the promotion's site_ids do not list." } }),
@@ -705,7 +761,7 @@ const messages = {
   ),
   BasketRequiredMessage: displayMessage(
     ['basket_required'],
-    content({ ...aboutCode, minimum_basket: moneySchema }),
+    content({ ...aboutCode, minimum_basket: ref('Money') }),
     'Its promotion has a minimum basket, and the transaction sent no basket.',
   ),
   CurrencyMismatchMessage: displayMessage(
@@ -719,7 +775,7 @@ const messages = {
   ),
   BasketBelowMinimumMessage: displayMessage(
     ['basket_below_minimum'],
-    content({ ...aboutCode, minimum_basket: moneySchema, basket_total: { type: 'integer', minimum: 0, maximum: 1e12 } }),
+    content({ ...aboutCode, minimum_basket: ref('Money'), basket_total: { type: 'integer', minimum: 0, maximum: 1e12 } }),
     "The basket's total is below the promotion's minimum basket.",
   ),
   TransactionVoidedMessage: displayMessage(
@@ -802,7 +858,39 @@ const refusals: readonly MessageName[] = [
   'TooManyCodesMessage',
 ];
 
+const UTC_MILLIS = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$';
+
+/**
+ * A code generator as every read answers it: the seed's eleven fields, then the promotion terms
+ * with their defaults (the create schema's, with the discount's types and Money as components),
+ * each always present; date-times in UTC with milliseconds.
+ */
+const codeGeneratorFields = (() => {
+  const fields = withComponents(plain(codeGeneratorCreate.properties)) as Record<string, any>;
+  const utc = (description: string) => ({ type: 'string', format: 'date-time', pattern: UTC_MILLIS, description });
+  const utcOrNull = (name: string) => ({ type: ['string', 'null'], format: 'date-time', pattern: UTC_MILLIS, description: fields[name].description });
+  return {
+    generation_type: fields.generation_type,
+    buffer_type: fields.buffer_type,
+    code_length: fields.code_length,
+    description: fields.description,
+    prefix: fields.prefix,
+    store_id: fields.store_id,
+    status: fields.status,
+    id: { type: 'integer', minimum: 1 },
+    account_id: { type: 'integer', minimum: 1 },
+    created_at: utc('When the generator was created.'),
+    updated_at: utc('When it last changed (as created_at until then).'),
+    discount: fields.discount,
+    minimum_basket: fields.minimum_basket,
+    valid_from: utcOrNull('valid_from'),
+    valid_until: utcOrNull('valid_until'),
+    site_ids: fields.site_ids,
+  };
+})();
+
 const schemas = {
+  ...componentsOf(plain(requestSchemas)),
   CodeGeneratorResponse: {
     type: 'object',
     required: ['code_generator'],
@@ -811,26 +899,8 @@ const schemas = {
       code_generator: {
         type: 'object',
         additionalProperties: false,
-        required: [
-          'generation_type',
-          'buffer_type',
-          'code_length',
-          'description',
-          'prefix',
-          'store_id',
-          'status',
-          'id',
-          'account_id',
-          'created_at',
-          'updated_at',
-        ],
-        properties: {
-          ...Object.fromEntries(Object.entries(plain(codeGeneratorCreate.properties)).filter(([, schema]) => !('not' in (schema as object)))),
-          id: { type: 'integer', minimum: 1 },
-          account_id: { type: 'integer', minimum: 1 },
-          created_at: { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' },
-          updated_at: { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' },
-        },
+        required: Object.keys(codeGeneratorFields),
+        properties: codeGeneratorFields,
       },
     },
   },
@@ -892,7 +962,8 @@ const schemas = {
             type: ['integer', 'null'],
             minimum: 0,
             maximum: 1e12,
-            description: "What the holding redemption took off its basket, in the currency's minor units; null when no transaction holds the code, or its redemption recorded no amount.",
+            description:
+              "What the holding redemption took off its basket, in the currency's minor units; null when no transaction holds the code, or its redemption recorded no amount.",
           },
           currency: { type: ['string', 'null'], pattern: '^[A-Z]{3}$', maxLength: 3, description: 'The currency of discount_amount, or null.' },
         },
@@ -916,8 +987,6 @@ const schemas = {
       'Either the codes that failed (code_not_found for each code that is not an issued code of the account, the other failures named too), or validation_failed with one errors entry per problem.',
   },
   ...messages,
-  // TEMP until the terms branch lands its discount schemas.
-  Discount: { type: 'object', required: ['type'], properties: { type: { enum: ['none', 'percent', 'amount'] } } },
   WebhookEndpointResponse: {
     type: 'object',
     required: ['webhook_endpoint'],

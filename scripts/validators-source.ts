@@ -25,6 +25,8 @@ export function generatedValidators(): Record<string, string> {
       // Error messages name limits and hints from the failing schema (see validation.ts).
       verbose: true,
       strict: true,
+      // A discount is a oneOf discriminated by its `type` (schemas.ts): judged by its type's schema alone.
+      discriminator: true,
       code: { source: true, esm: true, lines: false, formats: _`fullFormats` },
     });
     // Both are CommonJS modules whose default export arrives as `.default` under ESM interop.
@@ -34,6 +36,8 @@ export function generatedValidators(): Record<string, string> {
     ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
     ajv.addKeyword({ keyword: 'x-kind', schemaType: 'string' });
     ajv.addKeyword({ keyword: 'x-documented-as', schemaType: 'object' });
+    ajv.addKeyword({ keyword: 'x-unknown-field', schemaType: 'string' });
+    ajv.addKeyword({ keyword: 'x-component', schemaType: 'string' });
     ajv.addSchema(schema, name);
     // ajv's esm output still requires its runtime helpers; an import works in both tsx and esbuild.
     const code = standaloneCode(ajv, { validate: name })

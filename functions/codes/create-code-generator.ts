@@ -8,6 +8,7 @@ import { freshIdCollided, nextId } from '#data/ids';
 import { writeTogether } from '#data/transactions';
 import { idempotencyScope, replay, storedResponseAfterConflict } from '#http/idempotency';
 import { presentCodeGenerator } from './presenters.ts';
+import { inUtc, termRules } from './terms.ts';
 import type { CodeGeneratorCreate } from '#http/schemas';
 import codeGeneratorCreate from '#http/schemas/codeGeneratorCreate.generated';
 
@@ -17,18 +18,20 @@ type CodeGeneratorInput = Required<Omit<CodeGeneratorCreate, 'id' | 'account_id'
  * One TransactWriteItems: the generator, its `code_generator.created` event and, with an
  * Idempotency-Key, the stored response. A repeated key fails that item's condition and the
  * stored response comes back with the failure, so a repeat costs the same single request.
+ * The terms are stored as answered: every one, defaults included, date-times in UTC.
  */
 export const handler = api<CodeGeneratorInput>({
   host: 'core',
   operationId: 'createCodeGenerator',
   body: codeGeneratorCreate,
+  bodyRules: termRules,
 }).handler(async (event, context) => {
   const scope = idempotencyScope(event.headers, context.accountId, 'createCodeGenerator', event.body);
   for (let attempt = 0; attempt < 2; attempt++) {
     const now = new Date();
     const timestamp = now.toISOString();
     const generator: CodeGenerator = {
-      ...event.body,
+      ...inUtc(event.body),
       id: await nextId(),
       account_id: context.accountId,
       created_at: timestamp,

@@ -1,7 +1,11 @@
-import type { CodeGenerator } from '#data/code-generators';
+import type { CodeGenerator, Discount, Money } from '#data/code-generators';
 import type { CodeView } from '#data/codes';
 
-/** The eleven fields of the seed, in its order. */
+/**
+ * The eleven fields of the seed, in its order, then the promotion's terms with their defaults.
+ * Objects are built key by key, so an answer (and its ETag) never depends on the order in which
+ * DynamoDB hands back a map's keys. The versions (`terms_version`, `shards_version`) are internal.
+ */
 export function presentCodeGenerator(generator: CodeGenerator) {
   return {
     generation_type: generator.generation_type,
@@ -15,7 +19,30 @@ export function presentCodeGenerator(generator: CodeGenerator) {
     account_id: generator.account_id,
     created_at: generator.created_at,
     updated_at: generator.updated_at,
+    discount: presentDiscount(generator.discount),
+    minimum_basket: generator.minimum_basket && presentMoney(generator.minimum_basket),
+    valid_from: generator.valid_from,
+    valid_until: generator.valid_until,
+    site_ids: generator.site_ids && [...generator.site_ids],
   };
+}
+
+const presentMoney = (money: Money): Money => ({ amount: money.amount, currency: money.currency });
+
+/** A discount with the keys of its type only, in a fixed order. */
+function presentDiscount(discount: Discount): Discount {
+  switch (discount.type) {
+    case 'none':
+      return { type: 'none' };
+    case 'percent':
+      return {
+        type: 'percent',
+        percent_off: discount.percent_off,
+        ...(discount.max_amount_off !== undefined ? { max_amount_off: discount.max_amount_off, currency: discount.currency } : {}),
+      };
+    case 'amount':
+      return { type: 'amount', amount_off: discount.amount_off, currency: discount.currency };
+  }
 }
 
 /** A code as the back office sees it: as issued, and the redemption that holds it now, or nulls. */

@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documents } from '#runtime/clients';
 import { tableName } from '#runtime/config';
 import type { TransactItem } from './transactions.ts';
@@ -46,10 +46,21 @@ export interface CodeGenerator extends PromotionTerms {
    * Absent on a generator never changed: 1.
    */
   terms_version?: number;
+  /**
+   * The version every shard of the promotion is known to carry (promotion-shards.ts): recorded
+   * once a change has reached them all. Below `terms_version` when a PATCH stopped between its
+   * write and its shards; the next PATCH of the generator finishes the work. Absent: 1. Never
+   * shown to clients.
+   */
+  shards_version?: number;
 }
 
+/** What a PATCH may change, in the order the answers show it. */
+export type CodeGeneratorChange = Pick<CodeGenerator, 'status' | 'description' | keyof PromotionTerms>;
+export const CHANGEABLE_FIELDS = ['status', 'description', ...(Object.keys(DEFAULT_TERMS) as (keyof PromotionTerms)[])] as const;
+
 /** A stored generator with the defaults of fields added after it was written. */
-export const withDefaults = (item: Record<string, unknown>): CodeGenerator => ({ ...DEFAULT_TERMS, terms_version: 1, ...item }) as CodeGenerator;
+const withDefaults = (item: Record<string, unknown>): CodeGenerator => ({ ...DEFAULT_TERMS, terms_version: 1, ...item }) as CodeGenerator;
 
 /** The generator's currency: the discount's, else the minimum basket's, else none. */
 export function generatorCurrency(terms: PromotionTerms): string | undefined {
@@ -78,25 +89,46 @@ export async function findCodeGenerator(accountId: number, id: number): Promise<
 }
 
 /**
- * Changes status and description, provided the generator is still as it was read (its
- * updated_at): a concurrent change makes the condition fail and the caller read again.
+ * Changes status, description and terms, and sets `terms_version` (the caller's, one above the
+ * version read), provided the generator is still as it was read (its updated_at): a concurrent
+ * change makes the condition fail and the caller read again.
  */
 export function updateCodeGenerator(current: CodeGenerator, next: CodeGenerator): TransactItem {
   return {
     Update: {
       TableName: TABLE,
       Key: { account_id: current.account_id, id: current.id },
-      UpdateExpression: 'SET #status = :status, description = :description, updated_at = :updated',
+      UpdateExpression: `SET ${CHANGEABLE_FIELDS.map((key) => `#${key} = :${key}`).join(', ')}, terms_version = :version, updated_at = :updated`,
       ConditionExpression: 'updated_at = :was',
-      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeNames: Object.fromEntries(CHANGEABLE_FIELDS.map((key) => [`#${key}`, key])),
       ExpressionAttributeValues: {
-        ':status': next.status,
-        ':description': next.description,
+        ...Object.fromEntries(CHANGEABLE_FIELDS.map((key) => [`:${key}`, next[key]])),
+        ':version': next.terms_version,
         ':updated': next.updated_at,
         ':was': current.updated_at,
       },
     },
   };
+}
+
+/**
+ * Records that every shard carries `version`, unless the generator has moved on since (a later
+ * change records its own): one UpdateItem, whose condition failing is no fault.
+ */
+export async function recordShardsVersion(accountId: number, id: number, version: number): Promise<void> {
+  try {
+    await documents.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: { account_id: accountId, id },
+        UpdateExpression: 'SET shards_version = :version',
+        ConditionExpression: 'terms_version = :version',
+        ExpressionAttributeValues: { ':version': version },
+      }),
+    );
+  } catch (error) {
+    if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+  }
 }
 
 /** Part of the transaction that completes an issuance: the generator exists and is active. */

@@ -6,8 +6,11 @@ import Type, { type Static, type TSchema } from 'typebox';
  * (`npm run schemas` → schemas/<name>.generated.ts, one module per schema) and the schemas the OpenAPI documents
  * embed all come from here. Plain data with no imports of the data layer.
  *
- * Two annotations shape the error messages (see validation.ts): `x-message` is the message when
- * a `pattern` or `not` keyword fails; `x-kind` names what a query or path value must be. A third,
+ * Three annotations shape the error messages (see validation.ts): `x-message` is the message when
+ * a `pattern` or `not` keyword fails (on a union with null, when the value is neither; on a list,
+ * whatever part of it failed); `x-kind` names what a query or path value must be;
+ * `x-unknown-field` is what a key an object does not take is told. `x-component` names a schema
+ * the OpenAPI documents show once, as a component the operations refer to. Another,
  * `x-documented-as`, is what the OpenAPI documents say of a path or query value that arrives as
  * text but means a number or a boolean (openapi/document.ts): a client generated from them sends
  * `limit: 100`, not `'100'`, while the server still checks the text with the pattern.
@@ -30,6 +33,102 @@ const GENERATOR_STATUSES = ['active', 'inactive'] as const;
 const status = Type.Enum([...GENERATOR_STATUSES], { description: '`active` generators issue codes; `inactive` ones answer 409.' });
 const description = Type.String({ maxLength: 255 });
 
+// ---------------------------------------------------------------- promotion terms (PRODUCT.md "Promotion terms")
+
+/** RFC 3339's syntax; the `date-time` format beside it adds the calendar and clock ranges. */
+const RFC3339 = '^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?([Zz]|[+-]\\d{2}:\\d{2})$';
+const MAX_AMOUNT = 10 ** 12;
+
+const amountOff = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_AMOUNT, description });
+const currency = Type.String({
+  pattern: '^[A-Z]{3}$',
+  maxLength: 3,
+  'x-message': 'must be an ISO 4217 currency code: three uppercase letters, such as EUR',
+  description: 'An ISO 4217 currency code that has a minor unit (EUR, USD, JPY, …); a code ISO 4217 does not list answers 422 naming it.',
+});
+/** `null` or the value; `x-message` says both when the value is neither (validation.ts). */
+const nullable = <T extends TSchema>(schema: T, message: string, description: string) =>
+  Type.Union([schema, Type.Null()], { 'x-message': message, description });
+
+const discountOf = (type: string) => ({ additionalProperties: false, 'x-unknown-field': `is not used by a discount of type "${type}"` }) as const;
+const discountNone = Type.Object(
+  { type: Type.Literal('none') },
+  { ...discountOf('none'), 'x-component': 'DiscountNone', description: 'No discount of its own: the till applies what the description says.' },
+);
+const discountPercent = Type.Object(
+  {
+    type: Type.Literal('percent'),
+    percent_off: Type.Number({ exclusiveMinimum: 0, maximum: 100, description: 'Greater than 0 and at most 100, with at most two decimals (12.5, 33.33).' }),
+    max_amount_off: Type.Optional(amountOff('The most the discount takes off, in minor units of `currency` (1 to 10^12): given with `currency`, or neither.')),
+    currency: Type.Optional(currency),
+  },
+  {
+    ...discountOf('percent'),
+    dependentRequired: { max_amount_off: ['currency'], currency: ['max_amount_off'] },
+    'x-component': 'DiscountPercent',
+    description: 'A percentage of the sale, optionally capped by `max_amount_off` in `currency` (the two together, or neither).',
+  },
+);
+const discountAmount = Type.Object(
+  {
+    type: Type.Literal('amount'),
+    amount_off: amountOff("An amount in minor units of `currency` (cents for EUR, yen for JPY), 1 to 10^12: at most the sale's total is taken off."),
+    currency,
+  },
+  { ...discountOf('amount'), 'x-component': 'DiscountAmount', description: 'A fixed amount off the sale.' },
+);
+const DISCOUNT_TYPES = ['none', 'percent', 'amount'] as const;
+/**
+ * A union discriminated by `type`: the validators judge a discount by its type's schema only
+ * (ajv's `discriminator`), so a fault is named inside it (`discount.percent_off`), not as a
+ * failed alternative.
+ */
+const discount = Type.Unsafe<Static<typeof discountNone> | Static<typeof discountPercent> | Static<typeof discountAmount>>({
+  type: 'object',
+  oneOf: [discountNone, discountPercent, discountAmount],
+  discriminator: { propertyName: 'type' },
+  'x-component': 'Discount',
+  description: `What a code gives, by \`type\` (${DISCOUNT_TYPES.join(', ')}). Keys a type does not use are absent, never null.`,
+});
+const money = Type.Object(
+  { amount: amountOff('In minor units of `currency` (cents for EUR, yen for JPY), 1 to 10^12.'), currency },
+  { additionalProperties: false, 'x-unknown-field': 'is not a field of an amount of money', 'x-component': 'Money', description: 'An amount of money.' },
+);
+const instant = (description: string) =>
+  nullable(
+    Type.String({
+      format: 'date-time',
+      pattern: RFC3339,
+      // The longest form the pattern takes (nine decimals and an offset).
+      maxLength: 35,
+      'x-message': 'must be an RFC 3339 date-time such as 2026-11-21T14:03:00Z',
+    }),
+    'must be null or an RFC 3339 date-time such as 2026-11-21T14:03:00Z',
+    `${description} Sent with any offset; read back in UTC with milliseconds.`,
+  );
+
+/** The four terms, each optional: on create their defaults apply, on PATCH an absent term stays as it is. */
+const promotionTerms = {
+  discount,
+  minimum_basket: nullable(
+    money,
+    'must be null or an object with amount and currency',
+    "null, or the least total a sale must have before this code's discount (its currency the discount's, when the discount has one).",
+  ),
+  valid_from: instant('null (no bound), or the first moment codes may be redeemed.'),
+  valid_until: instant(
+    'null (no bound), or the moment from which codes are refused; after valid_from when both are set. A moment in the past ends the promotion.',
+  ),
+  site_ids: nullable(
+    Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 100, uniqueItems: true }),
+    'must be null or a list of 1 to 100 distinct site ids, each a string of 1 to 128 characters',
+    'null (every site), or the only sites whose tills may redeem: 1 to 100 distinct site ids, compared exactly.',
+  ),
+};
+
+/** The names of the terms, in the order the answers show them. */
+const TERM_FIELDS = Object.keys(promotionTerms) as (keyof typeof promotionTerms)[];
+
 export const codeGeneratorCreate = Type.Object(
   {
     generation_type: Type.Enum([...GENERATION_TYPES], {
@@ -41,6 +140,11 @@ export const codeGeneratorCreate = Type.Object(
     prefix: Type.Optional(Type.String({ pattern: '^[A-Z0-9-]{0,16}$', maxLength: 16, default: '', 'x-message': 'must be up to 16 of A-Z, 0-9 and -' })),
     store_id: Type.Integer({ minimum: 1, maximum: SAFE_MAX }),
     status: Type.Optional({ ...status, default: 'active' }),
+    discount: Type.Optional({ ...promotionTerms.discount, default: { type: 'none' } }),
+    minimum_basket: Type.Optional({ ...promotionTerms.minimum_basket, default: null }),
+    valid_from: Type.Optional({ ...promotionTerms.valid_from, default: null }),
+    valid_until: Type.Optional({ ...promotionTerms.valid_until, default: null }),
+    site_ids: Type.Optional({ ...promotionTerms.site_ids, default: null }),
     id: Type.Optional(readOnly()),
     account_id: Type.Optional(readOnly()),
     created_at: Type.Optional(readOnly()),
@@ -49,12 +153,17 @@ export const codeGeneratorCreate = Type.Object(
   { additionalProperties: false },
 );
 
-const immutable = () => forbidden('cannot be changed; only status and description can');
+const immutable = () => forbidden(`cannot be changed; only status, description, ${TERM_FIELDS.slice(0, -1).join(', ')} and ${TERM_FIELDS.at(-1)} can`);
 
 const codeGeneratorPatch = Type.Object(
   {
     status: Type.Optional(status),
     description: Type.Optional(description),
+    discount: Type.Optional(promotionTerms.discount),
+    minimum_basket: Type.Optional(promotionTerms.minimum_basket),
+    valid_from: Type.Optional(promotionTerms.valid_from),
+    valid_until: Type.Optional(promotionTerms.valid_until),
+    site_ids: Type.Optional(promotionTerms.site_ids),
     generation_type: Type.Optional(immutable()),
     buffer_type: Type.Optional(immutable()),
     code_length: Type.Optional(immutable()),
@@ -131,11 +240,7 @@ const optionalText = (options: object = {}) => Type.Optional(Type.Union([Type.St
 const voidTransaction = Type.Object({
   site_id: Type.String({ minLength: 1, maxLength: 128 }),
   pos_transaction_id: Type.String({ minLength: 1, maxLength: 128 }),
-  // The pattern is RFC 3339's syntax; the format adds the calendar and clock ranges.
-  occurred_at: optionalText({
-    format: 'date-time',
-    pattern: '^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?([Zz]|[+-]\\d{2}:\\d{2})$',
-  }),
+  occurred_at: optionalText({ format: 'date-time', pattern: RFC3339 }),
   business_date: optionalText({ format: 'date' }),
   register_id: optionalText(),
   operator_id: optionalText(),
@@ -164,6 +269,26 @@ const codesRedemption = Type.Object({
     description: 'The codes as scanned or typed, letters in any case: 1 to 10, each 1 to 64 characters.',
     'x-message': `must be a list of 1 to ${MAX_CODES_PER_REQUEST} codes, each a string of 1 to 64 characters`,
   }),
+  // Keys inside it that this version does not know are accepted and ignored, as elsewhere on the pos host.
+  basket: Type.Optional(
+    Type.Union(
+      [
+        Type.Object({
+          total: Type.Integer({
+            minimum: 0,
+            maximum: MAX_AMOUNT,
+            description: "In minor units of currency, 0 to 10^12: the sale's total before this request's codes.",
+          }),
+          currency,
+        }),
+        Type.Null(),
+      ],
+      {
+        description:
+          "The sale: its total before the discounts of this request's codes (null: no basket). Needed by a code whose promotion sets minimum_basket.",
+      },
+    ),
+  ),
 });
 
 // ---------------------------------------------------------------- path and query parameters
@@ -289,4 +414,8 @@ export type CodeGeneratorPatch = Static<typeof codeGeneratorPatch>;
 export type WebhookEndpointCreate = Static<typeof webhookEndpointCreate>;
 export type WebhookEndpointPatch = Static<typeof webhookEndpointPatch>;
 export type VoidTransactionInput = { site_id: string; pos_transaction_id: string } & Partial<Record<string, string>>;
-export type CodesRedemptionInput = { site_id: string; pos_transaction_id: string; codes: string[] } & Partial<Record<string, string | string[]>>;
+/** A sale's total as a till sends it (keys inside it this version does not know are not in the type). */
+type Basket = { total: number; currency: string };
+export type CodesRedemptionInput = { site_id: string; pos_transaction_id: string; codes: string[]; basket?: Basket } & Partial<
+  Record<string, string | string[] | Basket>
+>;

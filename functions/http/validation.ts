@@ -21,7 +21,22 @@ export interface GeneratedSchema {
 }
 
 /** Which error of a field to report when several keywords fail: the most basic first. */
-const PRIORITY = ['required', 'not', 'additionalProperties', 'type', 'minLength', 'maxLength', 'minimum', 'maximum', 'enum', 'pattern', 'format'];
+const PRIORITY = [
+  'required',
+  'not',
+  'additionalProperties',
+  'discriminator',
+  'dependentRequired',
+  'type',
+  'exclusiveMinimum',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'enum',
+  'pattern',
+  'format',
+];
 
 const FORMAT_MESSAGES: Record<string, string> = {
   'date-time': 'must be an RFC 3339 date-time such as 2026-11-21T14:03:00Z',
@@ -46,12 +61,14 @@ const NONEXISTENT: Record<string, { shape: RegExp; message: (value: string) => s
 type Where = { kind: 'body'; root: string } | { kind: 'query' } | { kind: 'path' };
 
 /**
- * A route's rules for what its body schema cannot say (webhook URLs, `*` standing alone): given
- * the resource and whether a top-level field passed its own schema check, the problems of the
- * fields that did, each named by its key (`url`) and said without the field's name
- * (`must be an https:// URL`). They run with the schema, so one 422 lists every problem of the
- * body, and never on a field the schema refused (one entry per field). They must not reach the
- * network: they also run on bodies refused anyway.
+ * A route's rules for what its body schema cannot say (webhook URLs, `*` standing alone, a
+ * currency ISO 4217 lists): given the resource and whether a field passed its own schema check
+ * (a field is named by its path below the resource, dotted: `url`, `discount.currency`; it passed
+ * when neither it, nor what holds it, nor anything inside it failed), the problems of the fields
+ * that did, each named by its path and said without the field's name (`must be an https:// URL`).
+ * They run with the schema, so one 422 lists every problem of the body, and never on a field the
+ * schema refused (one entry per field). They must not reach the network: they also run on bodies
+ * refused anyway.
  */
 export type BodyRules = (resource: Readonly<Record<string, unknown>>, passed: (key: string) => boolean) => readonly BodyRuleProblem[];
 export interface BodyRuleProblem {
@@ -83,27 +100,45 @@ export function checkParameters<T>(compiled: GeneratedSchema, values: Record<str
 
 function run({ validate, schema }: GeneratedSchema, data: Record<string, unknown>, where: Where, rules?: BodyRules): Problem[] {
   const byField = new Map<string, ErrorObject>();
+  // The top-level key that holds each field (a key may itself contain a dot).
+  const tops = new Map<string, string>();
+  // What a union with null (`x-message` on its anyOf) says when the value is neither.
+  const unionMessages = new Map<string, string>();
   if (!validate(data)) {
     for (const error of validate.errors ?? []) {
-      if (error.keyword === 'anyOf' || (error.parentSchema as { type?: string } | undefined)?.type === 'null') continue;
-      const key = fieldKey(error);
+      const path = fieldPath(error, data);
+      const key = path.join('.');
+      const parent = error.parentSchema as Record<string, unknown> | undefined;
+      if (error.keyword === 'anyOf') {
+        if (typeof parent?.['x-message'] === 'string') unionMessages.set(key, parent['x-message']);
+        continue;
+      }
+      if (parent?.type === 'null') continue;
+      tops.set(key, path[0] ?? '');
       const current = byField.get(key);
       if (!current || PRIORITY.indexOf(error.keyword) < PRIORITY.indexOf(current.keyword)) byField.set(key, error);
     }
   }
   // A body without a root (`{"count":n}`) names its fields bare: `count`, not `.count`.
   const fieldOf = (key: string) => (where.kind === 'body' && where.root ? `${where.root}.${key}` : key);
-  // Keys that must not be sent come first, in the client's order; then the declared fields, in the schema's.
+  // Keys that must not be sent come first, in the client's order; then the declared fields, in the
+  // schema's, a field inside one (`discount.percent_off`) with the top-level field that holds it.
   const sent = Object.keys(data);
   const declared = Object.keys(schema.properties);
-  const found: { key: string; first: boolean; message: string }[] = [...byField.entries()].map(([key, error]) => {
+  const found: { key: string; top: string; first: boolean; message: string }[] = [...byField.entries()].map(([key, error]) => {
+    const top = tops.get(key)!;
+    const nested = key !== top;
     // A list's message says what the whole list must be, whichever item or bound failed.
-    const property = schema.properties[key];
-    const listMessage = error.keyword !== 'required' && property?.type === 'array' ? (property['x-message'] as string | undefined) : undefined;
-    return { key, first: error.keyword === 'additionalProperties' || error.keyword === 'not', message: listMessage ?? describe(error, where) };
+    const property = nested ? undefined : schema.properties[key];
+    const listMessage = error.keyword !== 'required' && property && isList(property) ? (property['x-message'] as string | undefined) : undefined;
+    const unionMessage = error.keyword === 'type' ? unionMessages.get(key) : undefined;
+    const first = !nested && (error.keyword === 'additionalProperties' || error.keyword === 'not');
+    return { key, top, first, message: listMessage ?? unionMessage ?? describe(error, where) };
   });
-  for (const { key, message } of rules?.(data, (key) => !byField.has(key)) ?? []) found.push({ key, first: false, message });
-  const rank = ({ key, first }: { key: string; first: boolean }) => (first ? sent.indexOf(key) : sent.length + declared.indexOf(key));
+  const passed = (key: string) => ![...byField.keys()].some((failed) => failed === key || failed.startsWith(`${key}.`) || key.startsWith(`${failed}.`));
+  // The rules name declared fields, a nested one by its path (`discount.currency`).
+  for (const { key, message } of rules?.(data, passed) ?? []) found.push({ key, top: key.split('.')[0]!, first: false, message });
+  const rank = ({ top, first }: { top: string; first: boolean }) => (first ? sent.indexOf(top) : sent.length + declared.indexOf(top));
   return found
     .sort((a, b) => rank(a) - rank(b))
     .map(({ key, message }) => {
@@ -112,13 +147,37 @@ function run({ validate, schema }: GeneratedSchema, data: Record<string, unknown
     });
 }
 
-/** The top-level key an error is about. */
-function fieldKey(error: ErrorObject): string {
-  if (error.keyword === 'required') return String(error.params.missingProperty);
-  if (error.keyword === 'additionalProperties') return String(error.params.additionalProperty);
-  return decodeURIComponent(error.instancePath.split('/')[1] ?? '')
-    .replace(/~1/g, '/')
-    .replace(/~0/g, '~');
+const isList = (property: Record<string, unknown>) =>
+  property.type === 'array' || (Array.isArray(property.anyOf) && property.anyOf.some((branch: { type?: unknown }) => branch.type === 'array'));
+
+/**
+ * The field an error is about: its path below the resource (`code_length`; `discount`,
+ * `percent_off`), named with dots. A value inside a list is the list's: its message says what
+ * the whole list must be.
+ */
+function fieldPath(error: ErrorObject, data: unknown): string[] {
+  const segments = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((segment) => decodeURIComponent(segment).replace(/~1/g, '/').replace(/~0/g, '~'));
+  // These name the key at fault inside the object at instancePath.
+  const inner =
+    error.keyword === 'required' || error.keyword === 'dependentRequired'
+      ? error.params.missingProperty
+      : error.keyword === 'additionalProperties'
+        ? error.params.additionalProperty
+        : error.keyword === 'discriminator'
+          ? error.params.tag
+          : undefined;
+  if (inner !== undefined) segments.push(String(inner));
+  const kept: string[] = [];
+  let value = data;
+  for (const segment of segments) {
+    if (Array.isArray(value)) break;
+    kept.push(segment);
+    value = isPlainObject(value) ? value[segment] : undefined;
+  }
+  return kept;
 }
 
 /** A JSON Schema type as an error message names it, with its article. */
@@ -137,7 +196,14 @@ function describe(error: ErrorObject, where: Where): string {
     case 'required':
       return 'is required';
     case 'additionalProperties':
-      return where.kind === 'body' ? 'is not a known field' : `is not a known ${where.kind} parameter`;
+      return where.kind === 'body' ? (schema['x-unknown-field'] ?? 'is not a known field') : `is not a known ${where.kind} parameter`;
+    case 'discriminator': {
+      // The union's branches each name their tag's value (schemas.ts, discount).
+      const tags = (schema.oneOf as { properties: Record<string, { const: string }> }[]).map((branch) => branch.properties[error.params.tag]!.const);
+      return error.params.tagValue === undefined ? 'is required' : `must be one of ${tags.map((tag) => `"${tag}"`).join(', ')}`;
+    }
+    case 'dependentRequired':
+      return `is required when ${error.params.property} is given`;
     case 'not':
       return schema['x-message'] ?? 'is not allowed';
     case 'type':
@@ -155,8 +221,12 @@ function describe(error: ErrorObject, where: Where): string {
       if (schema.pattern && schema['x-kind']) return `must be ${schema['x-kind']}`;
       if (schema.pattern && schema['x-message']) return schema['x-message'];
       return `must be at most ${schema.maxLength} characters`;
+    case 'exclusiveMinimum':
     case 'minimum':
     case 'maximum':
+      if (schema.exclusiveMinimum !== undefined) {
+        return `must be greater than ${schema.exclusiveMinimum}${schema.maximum !== undefined ? ` and at most ${schema.maximum}` : ''}`;
+      }
       if (schema.maximum === Number.MAX_SAFE_INTEGER) {
         return error.keyword === 'minimum' ? `must be at least ${schema.minimum}` : `must be an integer of at most ${schema.maximum} (2^53 - 1)`;
       }

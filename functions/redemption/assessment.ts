@@ -69,7 +69,12 @@ export function assess(till: Till, listed: readonly ListedCode[], state: Redempt
   const outcomes = listed.map((code): CodeOutcome => {
     const item = code.spelling === undefined ? undefined : state.codes.get(code.spelling);
     if (!item) return { kind: 'failed', failure: { reason: 'code_not_found', typed: code.typed } };
-    if (item.holder === me) return { kind: 'held', item, held: heldCodes.get(item.code) ?? { code: item.code, code_generator_id: item.code_generator_id, redeemed_at: item.redeemed_at! } };
+    if (item.holder === me)
+      return {
+        kind: 'held',
+        item,
+        held: heldCodes.get(item.code) ?? { code: item.code, code_generator_id: item.code_generator_id, redeemed_at: item.redeemed_at! },
+      };
     if (item.holder !== undefined) return { kind: 'taken', item };
     return { kind: 'fresh', item };
   });

@@ -12,6 +12,7 @@ import { assess, distinctCodes, fails, given, freshCodes, judge, judgedGenerator
 import { codeRedeemed, failure, success } from './messages.ts';
 import type { CodesRedemptionInput } from '#http/schemas';
 import codesRedemption from '#http/schemas/codesRedemption.generated';
+import { basketRules } from '#codes/terms';
 
 /** Rounds lost to a concurrent write (another request of the transaction, a change of terms) before a 503. */
 const ATTEMPTS = 4;
@@ -35,6 +36,7 @@ export const handler = api<CodesRedemptionInput>({
   host: 'pos',
   operationId: 'redeemCodes',
   body: codesRedemption,
+  bodyRules: basketRules,
 }).handler(async (event, context) => {
   const till: Till = {
     accountId: context.accountId,

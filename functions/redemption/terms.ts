@@ -20,7 +20,7 @@ export interface Judged extends PromotionTerms {
 }
 
 /** The reasons a promotion's terms refuse a code, in the order they are judged. */
-export const TERM_FAILURES = [
+const TERM_FAILURES = [
   'code_generator_inactive',
   'code_not_yet_valid',
   'code_expired',

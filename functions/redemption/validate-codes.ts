@@ -8,6 +8,7 @@ import { assess, distinctCodes, fails, given, judge, judgedGenerators, refusedBy
 import { codeValid, failure, success } from './messages.ts';
 import type { CodesRedemptionInput } from '#http/schemas';
 import codesRedemption from '#http/schemas/codesRedemption.generated';
+import { basketRules } from '#codes/terms';
 
 /** The description shown for a code the transaction holds already may lag a change by this much. */
 const DESCRIPTION_AGE_MS = 60_000;
@@ -24,6 +25,7 @@ export const handler = api<CodesRedemptionInput>({
   host: 'pos',
   operationId: 'validateCodes',
   body: codesRedemption,
+  bodyRules: basketRules,
 }).handler(async (event, context) => {
   const till: Till = {
     accountId: context.accountId,

@@ -5,6 +5,7 @@ import { tableName } from '../../functions/runtime/config.ts';
 import type { EventRecord } from '../../functions/data/events.ts';
 import type { CodeGenerator } from '../../functions/data/code-generators.ts';
 import type { PosTransaction } from '../../functions/data/pos-transactions.ts';
+import type { PromotionShard } from '../../functions/data/promotion-shards.ts';
 
 /** What the tables hold for one account, read straight from DynamoDB to check what was written. */
 async function byAccount<T>(table: 'events' | 'codeGenerators', accountId: number): Promise<T[]> {
@@ -51,4 +52,14 @@ export async function codeItemsOf(accountId: number): Promise<Record<string, any
     FilterExpression: 'account_id = :a',
     ExpressionAttributeValues: { ':a': accountId },
   });
+}
+
+/** The shard items of one code generator (a Scan: the table is keyed by shard), in shard order. */
+export async function promotionShardsOf(accountId: number, generatorId: number): Promise<PromotionShard[]> {
+  const items = await scanAll(documents, {
+    TableName: tableName('promotionShards'),
+    FilterExpression: 'account_id = :a AND code_generator_id = :g',
+    ExpressionAttributeValues: { ':a': accountId, ':g': generatorId },
+  });
+  return (items as PromotionShard[]).sort((a, b) => a.shard_number - b.shard_number);
 }

@@ -8,7 +8,7 @@ import { startTestApi } from '../../support/local-api.ts';
 import { codeGeneratorsOf, eventsOf } from '../../support/records.ts';
 import { authenticated, callers, expectRequestIdHandled, headerChoice, headerText, openCallers, rawHeaders, textBodies } from '../fuzz/requests.ts';
 import {
-  ELEVEN,
+  GENERATOR_FIELDS,
   bodies,
   bodyStatus,
   callerOf,
@@ -338,7 +338,7 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
         const changed = (['status', 'description'] as const).filter((k) => Object.hasOwn(patch, k) && patch[k] !== before![k]);
         const presented = response.json.code_generator;
         expect(presented, where).toMatchObject({ ...patch, id: target.id, account_id: owner.accountId, store_id: 7, code_length: 10, prefix: '' });
-        expect(Object.keys(presented).sort()).toEqual(ELEVEN);
+        expect(Object.keys(presented).sort()).toEqual(GENERATOR_FIELDS);
         expect(after, where).toMatchObject({ ...patch });
         if (changed.length === 0) {
           expect(after, where).toEqual(before);

@@ -159,7 +159,18 @@ describe('issuance under concurrency', () => {
         await inParallel(sample, 16, async (code) => {
           const id = generatorOf.get(code)!;
           const read = await call(api, 'core', 'GET', `/v1.0/codegen/${id}/codes/${code.toLowerCase()}`, { token: account.token });
-          const expected = { code: { code, code_generator_id: id, issued_at: issuedAt.get(code), redeemed_at: null, site_id: null, pos_transaction_id: null, discount_amount: null, currency: null } };
+          const expected = {
+            code: {
+              code,
+              code_generator_id: id,
+              issued_at: issuedAt.get(code),
+              redeemed_at: null,
+              site_id: null,
+              pos_transaction_id: null,
+              discount_amount: null,
+              currency: null,
+            },
+          };
           if (read.status !== 200 || JSON.stringify(read.json) !== JSON.stringify(expected)) return `${code}: ${read.status} ${read.text}`;
           // Another generator of the account did not issue it.
           const sibling = generators.find((g) => g.id !== id)!;

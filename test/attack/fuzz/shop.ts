@@ -631,18 +631,24 @@ export function bodyStatus(verdict: BodyVerdict, exists: boolean, stateConflict:
   }
 }
 
-export const ELEVEN = [
+/** A code generator's fields as every read answers them, sorted: the seed's eleven and the promotion terms. */
+export const GENERATOR_FIELDS = [
   'account_id',
   'buffer_type',
   'code_length',
   'created_at',
   'description',
+  'discount',
   'generation_type',
   'id',
+  'minimum_basket',
   'prefix',
+  'site_ids',
   'status',
   'store_id',
   'updated_at',
+  'valid_from',
+  'valid_until',
 ];
 
 export const eventsSummary = async (account: Account) => (await eventsOf(account.accountId)).map((e) => `${e.id}:${e.type}:${e.resource_id}`).sort();

@@ -71,7 +71,9 @@ describe('the redemptions of one promotion spread over its items', () => {
     expect(transactions).toHaveLength(codes.length);
     const top = mostTouched(transactions);
     const share = top.count / transactions.length;
-    console.log(`spread: ${transactions.length} redemptions of one promotion; the most-touched item (${top.item}) takes part in ${top.count} (${(share * 100).toFixed(1)} %)`);
+    console.log(
+      `spread: ${transactions.length} redemptions of one promotion; the most-touched item (${top.item}) takes part in ${top.count} (${(share * 100).toFixed(1)} %)`,
+    );
     // 240 balls into 64 bins: the fullest holds about 9; 10 % leaves room for chance, and is far from every one.
     expect(share).toBeLessThan(0.1);
   });

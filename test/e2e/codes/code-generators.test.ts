@@ -66,7 +66,7 @@ async function snapshot(id: number) {
 }
 
 describe('GET /v1.0/codegen/{id}', () => {
-  it('returns the generator: 200, the eleven fields as created, read headers', async () => {
+  it('returns the generator: 200, the eleven fields and the terms as created, read headers', async () => {
     const created = await create();
 
     const response = await get(created.id, { 'X-Request-Id': 'backoffice-1' });
@@ -85,6 +85,11 @@ describe('GET /v1.0/codegen/{id}', () => {
       'account_id',
       'created_at',
       'updated_at',
+      'discount',
+      'minimum_basket',
+      'valid_from',
+      'valid_until',
+      'site_ids',
     ]);
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.headers.get('cache-control')).toBe(READ_CACHE);
@@ -279,7 +284,7 @@ describe('GET /v1.0/codegen', () => {
 });
 
 describe('PATCH /v1.0/codegen/{id}', () => {
-  it('changes status and description: 200 with the eleven fields, updated_at advanced, one code_generator.updated event', async () => {
+  it('changes status and description: 200 with every field, updated_at advanced, one code_generator.updated event', async () => {
     const created = await create();
     const eventsBefore = await eventsOf(ctx.account.accountId);
 
@@ -369,26 +374,58 @@ describe('PATCH /v1.0/codegen/{id}', () => {
 
   describe('422 naming each field, and changing nothing', () => {
     it.each([
-      ['prefix', { prefix: 'NEW-' }, [{ message: 'code_generator.prefix cannot be changed; only status and description can', field: 'code_generator.prefix' }]],
+      [
+        'prefix',
+        { prefix: 'NEW-' },
+        [
+          {
+            message: 'code_generator.prefix cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until and site_ids can',
+            field: 'code_generator.prefix',
+          },
+        ],
+      ],
       [
         'code_length',
         { code_length: 9 },
-        [{ message: 'code_generator.code_length cannot be changed; only status and description can', field: 'code_generator.code_length' }],
+        [
+          {
+            message:
+              'code_generator.code_length cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until and site_ids can',
+            field: 'code_generator.code_length',
+          },
+        ],
       ],
       [
         'store_id',
         { store_id: 42 },
-        [{ message: 'code_generator.store_id cannot be changed; only status and description can', field: 'code_generator.store_id' }],
+        [
+          {
+            message: 'code_generator.store_id cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until and site_ids can',
+            field: 'code_generator.store_id',
+          },
+        ],
       ],
       [
         'generation_type',
         { generation_type: 'numeric' },
-        [{ message: 'code_generator.generation_type cannot be changed; only status and description can', field: 'code_generator.generation_type' }],
+        [
+          {
+            message:
+              'code_generator.generation_type cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until and site_ids can',
+            field: 'code_generator.generation_type',
+          },
+        ],
       ],
       [
         'buffer_type',
         { buffer_type: 'default' },
-        [{ message: 'code_generator.buffer_type cannot be changed; only status and description can', field: 'code_generator.buffer_type' }],
+        [
+          {
+            message:
+              'code_generator.buffer_type cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until and site_ids can',
+            field: 'code_generator.buffer_type',
+          },
+        ],
       ],
       ['id', { id: 1 }, [{ message: 'code_generator.id is read-only and cannot be set', field: 'code_generator.id' }]],
       [
@@ -408,7 +445,10 @@ describe('PATCH /v1.0/codegen/{id}', () => {
         'a valid change beside a forbidden one',
         { status: 'inactive', prefix: 'X', colour: 'red' },
         [
-          { message: 'code_generator.prefix cannot be changed; only status and description can', field: 'code_generator.prefix' },
+          {
+            message: 'code_generator.prefix cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until and site_ids can',
+            field: 'code_generator.prefix',
+          },
           { message: 'code_generator.colour is not a known field', field: 'code_generator.colour' },
         ],
       ],

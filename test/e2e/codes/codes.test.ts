@@ -336,7 +336,16 @@ describe('GET /v1.0/codegen/{id}/codes/{code}', () => {
 
     expect(response.status).toBe(200);
     expect(response.json).toEqual({
-      code: { code: issued.codes[1], code_generator_id: generator.id, issued_at: issued.issued_at, redeemed_at: null, site_id: null, pos_transaction_id: null, discount_amount: null, currency: null },
+      code: {
+        code: issued.codes[1],
+        code_generator_id: generator.id,
+        issued_at: issued.issued_at,
+        redeemed_at: null,
+        site_id: null,
+        pos_transaction_id: null,
+        discount_amount: null,
+        currency: null,
+      },
     });
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.headers.get('cache-control')).toBe('max-age=0, private, must-revalidate');
@@ -354,7 +363,16 @@ describe('GET /v1.0/codegen/{id}/codes/{code}', () => {
       const response = await lookUp(generator.id, typed);
       expect(response.status).toBe(200);
       expect(response.json).toEqual({
-        code: { code, code_generator_id: generator.id, issued_at: issued.issued_at, redeemed_at: null, site_id: null, pos_transaction_id: null, discount_amount: null, currency: null },
+        code: {
+          code,
+          code_generator_id: generator.id,
+          issued_at: issued.issued_at,
+          redeemed_at: null,
+          site_id: null,
+          pos_transaction_id: null,
+          discount_amount: null,
+          currency: null,
+        },
       });
     }
   });

@@ -18,7 +18,9 @@ let sales = 0;
 const newSale = (fields: Partial<Transaction> = {}): Omit<Transaction, 'codes'> => ({ site_id: 'S-BER-1', pos_transaction_id: `T-${++sales}`, ...fields });
 
 async function promotion(terms: Partial<Generator>, count = 1) {
-  const created = await send(ctx.api, ctx.account.token, ({ core }) => core.POST('/v1.0/codegen', { body: { code_generator: { ...winterPromotion, ...terms } } }));
+  const created = await send(ctx.api, ctx.account.token, ({ core }) =>
+    core.POST('/v1.0/codegen', { body: { code_generator: { ...winterPromotion, ...terms } } }),
+  );
   expect(created.status, created.text).toBe(201);
   const id = created.json.code_generator.id as number;
   const issued = await send(ctx.api, ctx.account.token, ({ core }) => core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id } }, body: { count } }));
@@ -122,7 +124,10 @@ describe('what a code gives', () => {
     const yen = await promotion({ discount: { type: 'percent', percent_off: 12.5, max_amount_off: 1000, currency: 'JPY' } }, 2);
     const response = await redeem({ ...newSale({ basket: { total: 2404, currency: 'JPY' } }), codes: [yen.codes[0]!] });
     expect(response.status, response.text).toBe(200);
-    expect(messagesOf(response)[0]).toMatchObject({ message: `Code ${yen.codes[0]} redeemed: 301 JPY off`, message_content: { discount_amount: 301, currency: 'JPY' } });
+    expect(messagesOf(response)[0]).toMatchObject({
+      message: `Code ${yen.codes[0]} redeemed: 301 JPY off`,
+      message_content: { discount_amount: 301, currency: 'JPY' },
+    });
     const zero = await redeem({ ...newSale({ basket: { total: 0, currency: 'JPY' } }), codes: [yen.codes[1]!] });
     expect(messagesOf(zero)[0]).toMatchObject({ message: `Code ${yen.codes[1]} redeemed: 0 JPY off`, message_content: { discount_amount: 0 } });
   });
@@ -316,9 +321,9 @@ describe('a code outside its terms is refused, writing nothing', () => {
     await patch(id, { valid_until: past });
     expect(messagesOf(await redeem({ ...newSale({ site_id: 'S-BER-2' }), codes: [codes[1]!] })).map((m) => m.message_id)).toEqual(['code_expired']);
     await patch(id, { valid_until: null, minimum_basket: { amount: 5000, currency: 'EUR' } });
-    expect(messagesOf(await check({ ...newSale({ site_id: 'S-BER-2', basket: { total: 4999, currency: 'EUR' } }), codes: [codes[2]!] })).map((m) => m.message_id)).toEqual([
-      'basket_below_minimum',
-    ]);
+    expect(
+      messagesOf(await check({ ...newSale({ site_id: 'S-BER-2', basket: { total: 4999, currency: 'EUR' } }), codes: [codes[2]!] })).map((m) => m.message_id),
+    ).toEqual(['basket_below_minimum']);
     expect((await redeem({ ...newSale({ site_id: 'S-BER-2', basket: { total: 5000, currency: 'EUR' } }), codes: [codes[2]!] })).status).toBe(200);
   });
 });
