@@ -127,6 +127,8 @@ describe('POST /v2.0/redeemed_codes', () => {
       redeemed_at: at,
       site_id: 'S-0042',
       pos_transaction_id: 'T-1001',
+      discount_amount: null,
+      currency: null,
     });
     const events = (await eventsOf(ctx.account.accountId)).filter((e) => e.type === 'codes.redeemed');
     expect(events).toEqual([expect.objectContaining({ type: 'codes.redeemed', resource_id: 'S-0042/T-1001', created_at: at })]);

@@ -274,13 +274,13 @@ describe('a code outside its terms is refused, writing nothing', () => {
 
   it('the order when several apply: the first broken rule names the code, then held by another transaction', async () => {
     const everything = await promotion({
-      status: 'inactive',
       valid_from: future,
       valid_until: '2099-06-01T00:00:00.000Z',
       site_ids: ['S-ELSEWHERE'],
       minimum_basket: { amount: 100, currency: 'EUR' },
     });
-    // valid_until must be after valid_from: judged in turn by lifting each rule.
+    await patch(everything.id, { status: 'inactive' });
+    // Judged in turn, lifting each rule (valid_until stays after valid_from).
     const sale = newSale({ basket: { total: 50, currency: 'USD' } });
     const ids = async () => messagesOf(await redeem({ ...sale, codes: everything.codes })).map((m) => m.message_id);
     expect(await ids()).toEqual(['code_generator_inactive']);
