@@ -139,7 +139,3 @@ export function given(outcome: CodeOutcome): { discount: Discount; amount?: Reco
   const { terms, amount } = outcome as Extract<CodeOutcome, { kind: 'fresh' }>;
   return amount ? { discount: terms!.discount, amount } : { discount: terms!.discount };
 }
-
-/** A failure that a term or another holder caused: judged by the generator's settings. */
-export const refusedByTerms = (assessment: Assessment) =>
-  assessment.outcomes.some((outcome) => outcome.kind === 'failed' && outcome.failure.reason !== 'code_not_found');

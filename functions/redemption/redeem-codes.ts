@@ -8,7 +8,7 @@ import { judgedAt, shardOf } from '#data/promotion-shards';
 import { readRedemptionState } from '#data/redemptions';
 import { writeTogether } from '#data/transactions';
 import { generatorSettings, settingsOf, type GeneratorSettings } from '#codes/generator-settings';
-import { assess, distinctCodes, fails, given, freshCodes, judge, judgedGenerators, refusedByTerms, type Assessment, type Till } from './assessment.ts';
+import { assess, distinctCodes, fails, given, freshCodes, judge, judgedGenerators, type Assessment, type Till } from './assessment.ts';
 import { codeRedeemed, failure, success } from './messages.ts';
 import type { CodesRedemptionInput } from '#http/schemas';
 import codesRedemption from '#http/schemas/codesRedemption.generated';
@@ -56,8 +56,8 @@ export const handler = api<CodesRedemptionInput>({
     let settings = await settingsOf(till.accountId, judgedGenerators(read), fresh);
     let assessment = judge(till, read, settings, now.getTime());
     if (fails(assessment)) {
-      // A refusal is judged by the terms as they are now, never by a cached copy.
-      if (!fresh && refusedByTerms(assessment)) {
+      // A refusal names every failing code by the terms as they are now, never by a cached copy.
+      if (!fresh && judgedGenerators(read).length > 0) {
         settings = await settingsOf(till.accountId, judgedGenerators(read), true);
         assessment = judge(till, read, settings, now.getTime());
       }

@@ -4,7 +4,7 @@ import { transactionKey } from '#data/pos-transactions';
 import { shardVersions } from '#data/promotion-shards';
 import { readRedemptionState } from '#data/redemptions';
 import { generatorSettings, settingsAtLeast, type GeneratorSettings } from '#codes/generator-settings';
-import { assess, distinctCodes, fails, given, judge, judgedGenerators, refusedByTerms, type Till } from './assessment.ts';
+import { assess, distinctCodes, fails, given, judge, judgedGenerators, type Till } from './assessment.ts';
 import { codeValid, failure, success } from './messages.ts';
 import type { CodesRedemptionInput } from '#http/schemas';
 import codesRedemption from '#http/schemas/codesRedemption.generated';
@@ -43,7 +43,7 @@ export const handler = api<CodesRedemptionInput>({
   for (const id of generators) settings.set(id, await settingsAtLeast(till.accountId, id, versions.get(id)!));
   const now = Date.now();
   let assessment = judge(till, read, settings, now);
-  if (fails(assessment) && refusedByTerms(assessment)) {
+  if (fails(assessment) && generators.length > 0) {
     for (const id of generators) settings.set(id, await generatorSettings(till.accountId, id, 0));
     assessment = judge(till, read, settings, now);
   }
