@@ -83,7 +83,7 @@ export const tables = {
     envVar: 'PROMOTION_SHARDS_TABLE',
     partitionKey: { name: 'shard_key', type: 'S' },
     description:
-      "A promotion's shards, keyed by account, code generator and shard (0-63): the version of the generator's status and terms, which each redemption proves current on one of them (data/promotion-shards.ts).",
+      "A promotion's shards, keyed by account, code generator and shard (0 to PROMOTION_SHARDS - 1): the version of the generator's status and terms, which each redemption proves current on one of them (data/promotion-shards.ts).",
   },
   codes: {
     envVar: 'CODES_TABLE',
@@ -150,6 +150,9 @@ export const tables = {
     description: "Deliveries of events to webhook endpoints, keyed by account and endpoint, then event id: an endpoint's list is one Query.",
   },
 } as const satisfies Record<string, TableSpec>;
+
+/** The shards of each promotion in promotionShards (why 64: docs/redemption.md, "One promotion at a chain's peak"). */
+export const PROMOTION_SHARDS = 64;
 
 export type TableId = keyof typeof tables;
 

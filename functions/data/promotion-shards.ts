@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documents } from '#runtime/clients';
 import { tableName } from '#runtime/config';
+import { PROMOTION_SHARDS } from '#functions/tables';
 import { pause, type TransactItem } from './transactions.ts';
 
 const TABLE = tableName('promotionShards');
@@ -20,7 +21,7 @@ const TABLE = tableName('promotionShards');
  * (docs/redemption.md, "One promotion at a chain's peak"). A generator never changed has no
  * shard items: a missing shard is at version 0, and the first redemption through it creates it.
  */
-export const SHARD_COUNT = 64;
+export const SHARD_COUNT = PROMOTION_SHARDS;
 
 export interface PromotionShard {
   shard_key: string;

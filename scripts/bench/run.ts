@@ -13,6 +13,7 @@ import { checkCoverage, mainScenarios as allMainScenarios, scenarios as allScena
 import { callsFor } from './dynamodb-requests.ts';
 import { measureWarm } from './warm-overhead.ts';
 import { measureWebhooks } from './webhooks.ts';
+import { measurePeak } from './peak.ts';
 import { bundledWorkers } from '../../local/webhooks.ts';
 import { startLocalStack } from '../../local/stack.ts';
 import { createTillgate, type Tillgate } from '../../client/index.ts';
@@ -28,6 +29,8 @@ import { createTillgate, type Tillgate } from '../../client/index.ts';
  * Prints one table and writes the same rows to reports/bench.json.
  *
  *   5. webhooks: commit → arrival, deliveries per second, a hanging endpoint beside a healthy one (webhooks.ts).
+ *   6. one promotion at its peak: 50 tills on one promotion against 50 on 50, the most-touched item's share (peak.ts).
+ * BENCH_PEAK_ONLY=1: only the peak rows (section 6).
  * BENCH_QUICK=1: fewer calls, runs and iterations, for iterating on the bench itself.
  * BENCH_WEBHOOKS_ONLY=1: only the webhook rows (section 5).
  * BENCH_SKIP_SYNTH=1: use the cdk.out already there.
@@ -133,6 +136,27 @@ try {
     const date = new Date();
     writeReport(resolve(ROOT, 'reports/bench-webhooks.json'), rows, date);
     log(`tillgate bench (webhooks only), ${date.toISOString()}, ${machine()}`);
+    log(formatTable(rows));
+    throw Object.assign(new Error('done'), { done: true });
+  }
+
+  const peakRows = async () => {
+    log(`bench: one promotion at its peak (${elapsed()}) …`);
+    return measurePeak({
+      context,
+      proxy,
+      tills: 50,
+      perRound: quick ? 200 : 500,
+      rounds: quick ? 2 : 3,
+      log,
+      asideTables: [names.apiKeys, names.counters],
+    });
+  };
+  if (process.env.BENCH_PEAK_ONLY === '1') {
+    const rows = await peakRows();
+    const date = new Date();
+    writeReport(resolve(ROOT, 'reports/bench-peak.json'), rows, date);
+    log(`tillgate bench (peak only), ${date.toISOString()}, ${machine()}`);
     log(formatTable(rows));
     throw Object.assign(new Error('done'), { done: true });
   }
@@ -268,7 +292,7 @@ try {
     log,
   });
 
-  const rows: Row[] = [...counted.rows, ...coldRows, ...warmRows, ...httpRows, ...(await webhookRows())];
+  const rows: Row[] = [...counted.rows, ...coldRows, ...warmRows, ...httpRows, ...(await webhookRows()), ...(await peakRows())];
   const date = new Date();
   writeReport(resolve(ROOT, 'reports/bench.json'), rows, date);
   log('');
