@@ -44,8 +44,10 @@ async function promotionWithCodes(context: BenchContext, count: number): Promise
   if (created.status !== 201) throw new Error(`bench peak: could not create a promotion: ${created.status}`);
   const id = created.data.code_generator.id;
   const codes: string[] = [];
-  while (codes.length < count) {
-    const issued = await core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id } }, body: { count: Math.min(500, count - codes.length) } });
+  for (let unavailable = 0; codes.length < count; ) {
+    const issued = await core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id } }, body: { count: Math.min(250, count - codes.length) } });
+    // A busy machine's DynamoDB Local may time a large issuance out (503): making state, try again.
+    if (issued.status === 503 && ++unavailable < 5) continue;
     if (issued.status !== 201) throw new Error(`bench peak: could not issue codes: ${issued.status}`);
     codes.push(...issued.data.codes);
   }
