@@ -26,10 +26,16 @@ export interface DayOptions {
 
 export interface Day {
   readonly generatorId: number;
+  /** The promotion's end date as created (midnight UTC 30 days ahead), and when the back office ended it. */
+  readonly validUntil: { readonly created: string; readonly ended: string };
   readonly codes: string[];
   /** The code the customer brought. */
   readonly code: string;
   readonly redeemedAt: string;
+  /** What the code took off the customer's basket, as the check and the redemption said. */
+  readonly off: { readonly checked: string; readonly redeemed: string };
+  /** Why the second flyer was refused: below the minimum at noon, expired in the evening (message_id and cashier text). */
+  readonly secondFlyer: { readonly noon: string; readonly evening: string };
   /** The void's event, and when it was voided. */
   readonly voided: { readonly eventId: number; readonly voidedAt: string };
   readonly endpoint?: { readonly id: number; readonly deliveries: { readonly event_id: number; readonly event_type: string; readonly status: string }[] };
@@ -52,7 +58,11 @@ export async function dayInTheLife(urls: { readonly core: string; readonly pos: 
   const { pos } = connect(options.till ?? token);
   const note = (step: string, answer: { status: number }) => transcript.push(`${step}: ${answer.status}`);
 
-  // Morning: the back office creates a promotion code generator; with Idempotency-Key a retry returns the first response.
+  // Morning: the back office creates a promotion, a code generator with terms: 10 % off a sale of at least
+  // 20.00 EUR (amounts in minor units), until midnight UTC 30 days from now. With Idempotency-Key a retry
+  // returns the first response.
+  const until = new Date(Date.now() + 30 * 86_400_000);
+  until.setUTCHours(0, 0, 0, 0);
   const created = await core.POST('/v1.0/codegen', {
     params: { header: { 'Idempotency-Key': 'winter-2026' } },
     body: {
@@ -64,11 +74,14 @@ export async function dayInTheLife(urls: { readonly core: string; readonly pos: 
         prefix: 'WIN-',
         store_id: 42,
         status: 'active',
+        discount: { type: 'percent', percent_off: 10 },
+        minimum_basket: { amount: 2000, currency: 'EUR' },
+        valid_until: until.toISOString(),
       },
     },
   });
   note('create the generator', created);
-  if (created.status !== 201) throw unexpected('create the generator', created);
+  if (created.status !== 201 || created.data.code_generator.valid_until !== until.toISOString()) throw unexpected('create the generator', created);
   const generatorId = created.data.code_generator.id;
   const id = { id: generatorId };
 
@@ -81,8 +94,9 @@ export async function dayInTheLife(urls: { readonly core: string; readonly pos: 
   note('issue again, same key', again);
   if (again.status !== 201 || again.data.codes.join() !== issued.data.codes.join()) throw unexpected('issue again, same key', again);
   const codes = issued.data.codes;
-  const code = codes[0];
-  if (code === undefined) throw unexpected('issue 5 codes', issued);
+  // The first flyer's code, and a second one for another customer.
+  const [code, secondCode] = codes;
+  if (code === undefined || secondCode === undefined) throw unexpected('issue 5 codes', issued);
 
   // The back office registers a webhook endpoint for voids and releases; the secret is in this answer only.
   let endpointId: number | undefined;
@@ -112,28 +126,42 @@ export async function dayInTheLife(urls: { readonly core: string; readonly pos: 
     if (refused.status !== 403) throw unexpected('the till asks for codes', refused);
   }
 
-  // The till checks the code (typed in any case), then redeems it as part of sale 1234.
+  // The till checks the code (typed in any case) with the sale's basket, 25.00 EUR, and sees what it takes off
+  // (10 %: 2.50 EUR); then it redeems it as part of sale 1234.
+  const basket = (total: number) => ({ total, currency: 'EUR' });
   const checked = await pos.POST('/v2.0/validated_codes', {
-    body: { transaction: { site_id: 'S-0042', pos_transaction_id: '1234', codes: [code.toLowerCase()] } },
+    body: { transaction: { site_id: 'S-0042', pos_transaction_id: '1234', basket: basket(2500), codes: [code.toLowerCase()] } },
   });
-  note('check the code', checked);
-  if (checked.status !== 200 || checked.data.transaction.display_messages[0]?.message_content.code !== code) throw unexpected('check the code', checked);
-  const redeem = (posTransactionId: string, tillId?: string) =>
+  note('check the code with a basket of 25.00 EUR', checked);
+  const [check] = checked.status === 200 ? checked.data.transaction.display_messages : [];
+  if (check?.message_content.code !== code || check.message_content.discount_amount !== 250 || check.message_content.currency !== 'EUR')
+    throw unexpected('check the code with a basket of 25.00 EUR', checked);
+  const redeem = (posTransactionId: string, total: number, tillId?: string, which = code) =>
     pos.POST('/v2.0/redeemed_codes', {
-      body: { transaction: { site_id: 'S-0042', pos_transaction_id: posTransactionId, ...(tillId ? { till_id: tillId } : {}), codes: [code] } },
+      body: {
+        transaction: { site_id: 'S-0042', pos_transaction_id: posTransactionId, ...(tillId ? { till_id: tillId } : {}), basket: basket(total), codes: [which] },
+      },
     });
-  const redeemed = await redeem('1234', 'T3');
+  const redeemed = await redeem('1234', 2500, 'T3');
   note('redeem it in sale 1234', redeemed);
   if (redeemed.status !== 200) throw unexpected('redeem it in sale 1234', redeemed);
   const [redemption] = redeemed.data.transaction.display_messages;
-  if (redemption === undefined) throw unexpected('redeem it in sale 1234', redeemed);
+  if (redemption?.message_content.discount_amount !== 250 || redemption.message_content.currency !== 'EUR')
+    throw unexpected('redeem it in sale 1234', redeemed);
   const redeemedAt = redemption.message_content.redeemed_at;
 
-  // The customer's friend tries the same flyer at another till: refused, with a message the cashier can act on.
-  const friend = await redeem('1240', 'T1');
+  // The customer's friend tries the same flyer at another till, in a sale of 30.00 EUR: refused, with a message the cashier can act on.
+  const friend = await redeem('1240', 3000, 'T1');
   note('redeem it in sale 1240', friend);
   if (friend.status !== 409 || friend.error.transaction.display_messages[0]?.message_id !== 'code_already_redeemed')
     throw unexpected('redeem it in sale 1240', friend);
+
+  // Another customer brings the second flyer with a sale of 18.50 EUR, below the promotion's minimum: refused.
+  const small = await redeem('1241', 1850, 'T1', secondCode);
+  note('redeem the second code in sale 1241, 18.50 EUR', small);
+  const [below] = small.status === 409 ? small.error.transaction.display_messages : [];
+  if (below?.message_id !== 'basket_below_minimum' || below.message_content.basket_total !== 1850 || below.message_content.minimum_basket.amount !== 2000)
+    throw unexpected('redeem the second code in sale 1241, 18.50 EUR', small);
 
   // The back office sees which codes were used, where and when. The list reads an index that may lag a
   // redemption by about a second (the document says so): asked again for a few seconds at most.
@@ -147,25 +175,33 @@ export async function dayInTheLife(urls: { readonly core: string; readonly pos: 
   note('list the redeemed codes', used);
   if (used.status !== 200 || listed(used) !== `${code} S-0042/1234`) throw unexpected('list the redeemed codes', used);
 
-  // Evening: the promotion ends. Read the ETag, deactivate with If-Match; the same If-Match again is stale.
+  // Evening: the back office ends the promotion now: valid_until becomes this moment. Read the ETag, change it
+  // with If-Match; a colleague who read the ETag before and tries to lift the end date with it gets 412.
   const read = await core.GET('/v1.0/codegen/{id}', { params: { path: id } });
   note('read the generator', read);
   const etag = read.response.headers.get('etag');
   if (read.status !== 200 || etag === null) throw unexpected('read the generator', read);
-  const end = () =>
-    core.PATCH('/v1.0/codegen/{id}', {
-      params: { path: id, header: { 'If-Match': etag } },
-      body: { code_generator: { status: 'inactive', description: 'Winter promotion (ended)' } },
-    });
-  const ended = await end();
-  note('deactivate it with If-Match', ended);
-  if (ended.status !== 200 || ended.data.code_generator.status !== 'inactive') throw unexpected('deactivate it with If-Match', ended);
-  const staleTag = await end();
-  note('the same If-Match again', staleTag);
-  if (staleTag.status !== 412) throw unexpected('the same If-Match again', staleTag);
-  const inactive = await core.POST('/v1.0/codegen/{id}/codes', { params: { path: id }, body: { count: 1 } });
-  note('issue from the inactive generator', inactive);
-  if (inactive.status !== 409) throw unexpected('issue from the inactive generator', inactive);
+  const endedAt = new Date().toISOString();
+  const ended = await core.PATCH('/v1.0/codegen/{id}', {
+    params: { path: id, header: { 'If-Match': etag } },
+    body: { code_generator: { valid_until: endedAt, description: 'Winter promotion (ended)' } },
+  });
+  note('end it now with If-Match', ended);
+  if (ended.status !== 200 || ended.data.code_generator.valid_until !== endedAt || ended.data.code_generator.status !== 'active')
+    throw unexpected('end it now with If-Match', ended);
+  const staleTag = await core.PATCH('/v1.0/codegen/{id}', {
+    params: { path: id, header: { 'If-Match': etag } },
+    body: { code_generator: { valid_until: null } },
+  });
+  note('lift the end date with the old If-Match', staleTag);
+  if (staleTag.status !== 412) throw unexpected('lift the end date with the old If-Match', staleTag);
+
+  // The customer with the second flyer comes back with 26.00 EUR: too late, the code is refused as expired.
+  const late = await redeem('1242', 2600, 'T1', secondCode);
+  note('redeem the second code in sale 1242, 26.00 EUR', late);
+  const [expired] = late.status === 409 ? late.error.transaction.display_messages : [];
+  if (expired?.message_id !== 'code_expired' || expired.message_content.valid_until !== endedAt)
+    throw unexpected('redeem the second code in sale 1242, 26.00 EUR', late);
 
   // At the till, sale 1234 is voided: the code it held is released. The network drops the answer and the
   // upgraded till sends the void again with other fields: the first body comes back, nothing is written.
@@ -211,20 +247,20 @@ export async function dayInTheLife(urls: { readonly core: string; readonly pos: 
   const evening = await lookUp();
   note('look the code up again', evening);
   if (evening.status !== 200 || evening.data.code.redeemed_at !== null) throw unexpected('look the code up again', evening);
-  const late = await redeem('1234');
-  note('redeem it in the voided sale', late);
-  if (late.status !== 409) throw unexpected('redeem it in the voided sale', late);
-  const reasons = late.error.transaction.display_messages.map((message) => {
+  const onVoided = await redeem('1234', 2500);
+  note('redeem it in the voided sale', onVoided);
+  if (onVoided.status !== 409) throw unexpected('redeem it in the voided sale', onVoided);
+  const reasons = onVoided.error.transaction.display_messages.map((message) => {
     switch (message.message_id) {
       case 'transaction_voided':
         return `voided ${message.message_content.site_id}/${message.message_content.pos_transaction_id}`;
-      case 'code_generator_inactive':
-        return `inactive ${message.message_content.code_generator_id}`;
+      case 'code_expired':
+        return `expired ${message.message_content.code_generator_id}`;
       default:
         return message.message_id;
     }
   });
-  if (reasons.join() !== `voided S-0042/1234,inactive ${generatorId}`) throw unexpected('redeem it in the voided sale', late);
+  if (reasons.join() !== `voided S-0042/1234,expired ${generatorId}`) throw unexpected('redeem it in the voided sale', onVoided);
 
   // The endpoint's deliveries: the void and the release, once neither is pending any more.
   let endpoint: Day['endpoint'];
@@ -301,5 +337,17 @@ export async function dayInTheLife(urls: { readonly core: string; readonly pos: 
   if (stranger.status !== 401 || stranger.error.transaction.display_messages[0]?.message_id !== 'unauthorized')
     throw unexpected('a void without a valid token', stranger);
 
-  return { generatorId, codes, code, redeemedAt, voided: voidEvent, ...(endpoint ? { endpoint } : {}), acknowledged, transcript };
+  return {
+    generatorId,
+    validUntil: { created: until.toISOString(), ended: endedAt },
+    codes,
+    code,
+    redeemedAt,
+    off: { checked: check.message, redeemed: redemption.message },
+    secondFlyer: { noon: `${below.message_id}: ${below.message}`, evening: `${expired.message_id}: ${expired.message}` },
+    voided: voidEvent,
+    ...(endpoint ? { endpoint } : {}),
+    acknowledged,
+    transcript,
+  };
 }

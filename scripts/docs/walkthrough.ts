@@ -21,9 +21,9 @@
  *   and other test files never collide with it: `127.0.0.1:3000` (3001, 8000) in a command is
  *   rewritten to the real port before it runs, and back in its output.
  * - Outputs are compared line by line after normalising what varies from run to run (`RULES`
- *   below: request ids, times, ETags, X-Runtime, Date, tokens, key ids, codes). Ids are not
- *   normalised: on a fresh stack they are the same on every run, which is what lets a page use
- *   `/v1.0/codegen/1` literally.
+ *   below: request ids, times, moments in words, ETags, X-Runtime, Date, tokens, key ids, codes).
+ *   Ids are not normalised: on a fresh stack they are the same on every run, which is what lets a
+ *   page use `/v1.0/codegen/1` literally.
  * - `npm run docs -- --update` rewrites the outputs of the examples that differ with what the
  *   run printed (values the page already shows elsewhere keep the page's spelling, so the diff
  *   shows only what changed); a new example needs only its `$ ` line.
@@ -132,6 +132,13 @@ const RULES: readonly { readonly name: string; readonly pattern: RegExp; readonl
   { name: 'X-Runtime header', pattern: /(?<=^X-Runtime: )[0-9.]+$/gm, placeholder: '<seconds>' },
   { name: 'request id', pattern: /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, placeholder: '<uuid>' },
   { name: 'time', pattern: /\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\b/g, placeholder: '<time>' },
+  // A moment in words, as a cashier text says it (`expired on 26 November 2026 01:30:12 UTC`:
+  // formatMoment of functions/redemption/terms.ts, seconds only when it has them).
+  {
+    name: 'moment in words',
+    pattern: /\b\d{1,2} (?:January|February|March|April|May|June|July|August|September|October|November|December) \d{4} \d\d:\d\d(?::\d\d)? UTC\b/g,
+    placeholder: '<moment>',
+  },
   { name: 'ETag', pattern: /W\/"[0-9a-f]{32}"/g, placeholder: 'W/"<etag>"' },
   { name: 'token', pattern: /\btg_[A-Za-z0-9_-]{43}\b/g, placeholder: '<token>' },
   { name: 'key id', pattern: /\bkey_[0-9a-f]{16}\b/g, placeholder: '<key-id>' },

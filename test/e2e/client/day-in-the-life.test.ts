@@ -36,6 +36,19 @@ describe('examples/day-in-the-life.ts', () => {
     expect(day.code).toMatch(/^WIN-[23456789ABCDEFGHJKLMNPQRSTUVWXYZ]{8}$/);
     expect(day.redeemedAt).toMatch(RFC3339_MILLIS_UTC);
     expect(day.voided.voidedAt).toMatch(RFC3339_MILLIS_UTC);
+    // The promotion: 10 % off 25.00 EUR is 2.50 EUR, as the check and the redemption tell the cashier.
+    expect(day.validUntil.created).toMatch(/^\d{4}-\d\d-\d\dT00:00:00\.000Z$/);
+    expect(Date.parse(day.validUntil.created) - Date.now()).toBeGreaterThan(29 * 86_400_000);
+    expect(day.off).toEqual({ checked: `Code ${day.code} is valid: 2.50 EUR off`, redeemed: `Code ${day.code} redeemed: 2.50 EUR off` });
+    // The second flyer: below the minimum at noon, expired once the back office ended the promotion.
+    // The moment in words: `26 November 2026 01:30:12 UTC`, the seconds shown when the moment has them.
+    const { ended } = day.validUntil;
+    const date = new Date(ended).toLocaleDateString('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'long', year: 'numeric' });
+    const time = ended.endsWith(':00.000Z') ? ended.slice(11, 16) : ended.slice(11, 19);
+    expect(day.secondFlyer).toEqual({
+      noon: `basket_below_minimum: Code ${day.codes[1]} applies only to sales of 20.00 EUR or more; this sale is 18.50 EUR. Add items, or do not accept it.`,
+      evening: `code_expired: Code ${day.codes[1]} expired on ${date} ${time} UTC. Do not accept it.`,
+    });
     expect(day.transcript).toEqual([
       'create the generator: 201',
       'issue 5 codes: 201',
@@ -43,14 +56,15 @@ describe('examples/day-in-the-life.ts', () => {
       'register a webhook endpoint: 201',
       'look the code up: 200',
       'the till asks for codes: 403',
-      'check the code: 200',
+      'check the code with a basket of 25.00 EUR: 200',
       'redeem it in sale 1234: 200',
       'redeem it in sale 1240: 409',
+      'redeem the second code in sale 1241, 18.50 EUR: 409',
       'list the redeemed codes: 200',
       'read the generator: 200',
-      'deactivate it with If-Match: 200',
-      'the same If-Match again: 412',
-      'issue from the inactive generator: 409',
+      'end it now with If-Match: 200',
+      'lift the end date with the old If-Match: 412',
+      'redeem the second code in sale 1242, 26.00 EUR: 409',
       'void sale 1234: 200',
       'void it again: 200',
       'look the code up again: 200',

@@ -44,6 +44,7 @@ describe('normalise', () => {
       'Date: Sun, 22 Nov 2026 23:05:36 GMT',
       '{"codes":["WIN-GC37UQ93"],"id":8,"at":"2026-11-22T04:58:33.639Z","site":"S-0042","code":"WIN-NOTISSUED"}',
       'Created key_acf8ffed46ba92dc: tg_I00U-jchBMTWDAruA6zDhjBQ9nBEZI71hL-vYfikv0o',
+      'Code WIN-GC37UQ93 expired on 26 November 2026 01:30:12 UTC; valid from 1 December 2026 10:00 UTC, not 2026 10:00 UTC',
     ].join('\n');
     expect(normalise(text).text).toBe(
       [
@@ -53,6 +54,7 @@ describe('normalise', () => {
         'Date: <date>',
         '{"codes":["<code>"],"id":8,"at":"<time>","site":"S-0042","code":"WIN-NOTISSUED"}',
         'Created <key-id>: <token>',
+        'Code <code> expired on <moment>; valid from <moment>, not 2026 10:00 UTC',
       ].join('\n'),
     );
   });
