@@ -38,18 +38,24 @@ const promotion = {
   valid_until: '2099-01-01T00:00:00.000Z',
 };
 
+/** Making state on a busy machine: a 503 of DynamoDB Local (a time-out) is tried again, a few times. */
+async function patiently<T extends { status: number }>(what: string, expected: number, send: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const answer = await send();
+    if (answer.status === expected) return answer;
+    if (answer.status !== 503 || attempt >= 5) throw new Error(`bench peak: could not ${what}: ${answer.status}`);
+  }
+}
+
 async function promotionWithCodes(context: BenchContext, count: number): Promise<string[]> {
   const { core } = context.client();
-  const created = await core.POST('/v1.0/codegen', { body: { code_generator: promotion } });
-  if (created.status !== 201) throw new Error(`bench peak: could not create a promotion: ${created.status}`);
-  const id = created.data.code_generator.id;
+  const created = await patiently('create a promotion', 201, () => core.POST('/v1.0/codegen', { body: { code_generator: promotion } }));
+  const id = created.data!.code_generator.id;
   const codes: string[] = [];
-  for (let unavailable = 0; codes.length < count; ) {
-    const issued = await core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id } }, body: { count: Math.min(250, count - codes.length) } });
-    // A busy machine's DynamoDB Local may time a large issuance out (503): making state, try again.
-    if (issued.status === 503 && ++unavailable < 5) continue;
-    if (issued.status !== 201) throw new Error(`bench peak: could not issue codes: ${issued.status}`);
-    codes.push(...issued.data.codes);
+  while (codes.length < count) {
+    const body = { count: Math.min(250, count - codes.length) };
+    const issued = await patiently('issue codes', 201, () => core.POST('/v1.0/codegen/{id}/codes', { params: { path: { id } }, body }));
+    codes.push(...issued.data!.codes);
   }
   return codes;
 }
@@ -75,7 +81,10 @@ export async function measurePeak(options: PeakOptions): Promise<Row[]> {
   const total = perRound * rounds;
   log(`  peak: ${total} codes of one promotion, and of ${tills} promotions …`);
   const one = await promotionWithCodes(context, total);
-  const many = (await Promise.all(Array.from({ length: tills }, () => promotionWithCodes(context, Math.ceil(total / tills))))).flat();
+  const lists: string[][] = [];
+  for (let made = 0; made < tills; made++) lists.push(await promotionWithCodes(context, Math.ceil(total / tills)));
+  // Round robin, so that the tills at work at any moment redeem codes of different promotions.
+  const many = lists[0]!.flatMap((_, i) => lists.map((list) => list[i]!));
   const { pos } = context.client();
   let sale = 0;
   const redeem = (code: string) =>
