@@ -346,7 +346,7 @@ export interface components {
                  * @description null, or the least total a sale must have before this code's discount (its currency the discount's, when the discount has one).
                  * @default null
                  */
-                minimum_basket: components["schemas"]["Money"] | null;
+                minimum_basket: null | components["schemas"]["Money"];
                 /**
                  * Format: date-time
                  * @description null (no bound), or the first moment codes may be redeemed. Sent with any offset; read back in UTC with milliseconds.
@@ -361,7 +361,7 @@ export interface components {
                  * @description null (every site), or the only sites whose tills may redeem: 1 to 100 distinct site ids, compared exactly.
                  * @default null
                  */
-                site_ids: string[] | null;
+                site_ids: null | string[];
             };
         };
         EventResponse: {
@@ -798,22 +798,22 @@ export interface operations {
                          * @description null, or the least total a sale must have before this code's discount (its currency the discount's, when the discount has one).
                          * @default null
                          */
-                        minimum_basket?: components["schemas"]["Money"] | null;
+                        minimum_basket?: null | components["schemas"]["Money"];
                         /**
                          * @description null (no bound), or the first moment codes may be redeemed. Sent with any offset; read back in UTC with milliseconds.
                          * @default null
                          */
-                        valid_from?: string | null;
+                        valid_from?: null | string;
                         /**
                          * @description null (no bound), or the moment from which codes are refused; after valid_from when both are set. A moment in the past ends the promotion. Sent with any offset; read back in UTC with milliseconds.
                          * @default null
                          */
-                        valid_until?: string | null;
+                        valid_until?: null | string;
                         /**
                          * @description null (every site), or the only sites whose tills may redeem: 1 to 100 distinct site ids, compared exactly.
                          * @default null
                          */
-                        site_ids?: string[] | null;
+                        site_ids?: null | string[];
                     };
                 };
             };
@@ -1326,13 +1326,13 @@ export interface operations {
                         description?: string;
                         discount?: components["schemas"]["Discount"];
                         /** @description null, or the least total a sale must have before this code's discount (its currency the discount's, when the discount has one). */
-                        minimum_basket?: components["schemas"]["Money"] | null;
+                        minimum_basket?: null | components["schemas"]["Money"];
                         /** @description null (no bound), or the first moment codes may be redeemed. Sent with any offset; read back in UTC with milliseconds. */
-                        valid_from?: string | null;
+                        valid_from?: null | string;
                         /** @description null (no bound), or the moment from which codes are refused; after valid_from when both are set. A moment in the past ends the promotion. Sent with any offset; read back in UTC with milliseconds. */
-                        valid_until?: string | null;
+                        valid_until?: null | string;
                         /** @description null (every site), or the only sites whose tills may redeem: 1 to 100 distinct site ids, compared exactly. */
-                        site_ids?: string[] | null;
+                        site_ids?: null | string[];
                     };
                 };
             };

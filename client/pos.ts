@@ -748,12 +748,12 @@ export interface operations {
                         /** @description The codes as scanned or typed, letters in any case: 1 to 10, each 1 to 64 characters. */
                         codes: string[];
                         /** @description The sale: its total before the discounts of this request's codes (null: no basket). Needed by a code whose promotion sets minimum_basket. */
-                        basket?: {
+                        basket?: null | {
                             /** @description In minor units of currency, 0 to 10^12: the sale's total before this request's codes. */
                             total: number;
                             /** @description An ISO 4217 currency code that has a minor unit (EUR, USD, JPY, …); a code ISO 4217 does not list answers 422 naming it. */
                             currency: string;
-                        } | null;
+                        };
                     };
                 };
             };
@@ -1016,12 +1016,12 @@ export interface operations {
                         /** @description The codes as scanned or typed, letters in any case: 1 to 10, each 1 to 64 characters. */
                         codes: string[];
                         /** @description The sale: its total before the discounts of this request's codes (null: no basket). Needed by a code whose promotion sets minimum_basket. */
-                        basket?: {
+                        basket?: null | {
                             /** @description In minor units of currency, 0 to 10^12: the sale's total before this request's codes. */
                             total: number;
                             /** @description An ISO 4217 currency code that has a minor unit (EUR, USD, JPY, …); a code ISO 4217 does not list answers 422 naming it. */
                             currency: string;
-                        } | null;
+                        };
                     };
                 };
             };

@@ -167,7 +167,7 @@ export const routes: readonly Route[] = [
       ...ID_BLOCKS,
       codeGenerators: ['GetItem', 'UpdateItem'],
       events: ['PutItem', 'GetItem'],
-      promotionShards: ['UpdateItem'],
+      promotionShards: ['BatchGetItem', 'UpdateItem'],
     },
     params: 'idPath',
     body: { root: 'code_generator', schema: 'codeGeneratorPatch' },
@@ -281,13 +281,14 @@ export const routes: readonly Route[] = [
     entry: 'functions/redemption/redeem-codes.ts',
     scope: 'pos',
     // The codes and the transaction are read in one BatchGetItem (a pending code's issuance by
-    // GetItem); generators are read (settings, on a cache miss); one promotion shard per generator,
+    // GetItem); generators are read (settings: GetItem on a cache miss, BatchGetItem afresh for a
+    // refusal) and condition-checked when a promotion's shard is created; one shard per promotion,
     // the codes and the transaction are updated, returning the item on a failed condition.
     tables: {
       ...TOKEN_LOOKUP,
       ...ID_BLOCKS,
-      codeGenerators: ['GetItem'],
-      promotionShards: ['UpdateItem', 'GetItem'],
+      codeGenerators: ['GetItem', 'BatchGetItem', 'ConditionCheckItem'],
+      promotionShards: ['UpdateItem', 'PutItem', 'GetItem'],
       codes: ['BatchGetItem', 'GetItem', 'UpdateItem'],
       posTransactions: ['BatchGetItem', 'UpdateItem', 'GetItem'],
       events: ['PutItem', 'GetItem'],
@@ -305,10 +306,9 @@ export const routes: readonly Route[] = [
     scope: 'pos',
     tables: {
       ...TOKEN_LOOKUP,
-      codeGenerators: ['GetItem'],
+      codeGenerators: ['GetItem', 'BatchGetItem'],
       codes: ['BatchGetItem', 'GetItem'],
       posTransactions: ['BatchGetItem'],
-      promotionShards: ['BatchGetItem'],
     },
     body: { root: 'transaction', schema: 'codesRedemption', lenient: true },
     till: { noun: 'check', activity: 'Checking codes' },

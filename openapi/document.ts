@@ -301,9 +301,20 @@ const requestExamples: Partial<Record<SchemaName, object>> = {
     prefix: 'WIN-',
     store_id: 42,
     discount: { type: 'percent', percent_off: 10, max_amount_off: 2000, currency: 'EUR' },
+    minimum_basket: { amount: 2000, currency: 'EUR' },
     valid_until: '2027-01-07T00:00:00+01:00',
+    site_ids: ['S-0042', 'S-0043'],
   },
-  codeGeneratorPatch: { status: 'inactive', description: 'Winter promotion (ended early)' },
+  // Every field a PATCH can change, so that a tool deriving variations from the example (Portman's fuzzer) finds each.
+  codeGeneratorPatch: {
+    status: 'inactive',
+    description: 'Winter promotion (ended early)',
+    discount: { type: 'percent', percent_off: 15, max_amount_off: 2500, currency: 'EUR' },
+    minimum_basket: { amount: 2500, currency: 'EUR' },
+    valid_from: '2026-12-01T00:00:00+01:00',
+    valid_until: '2026-12-24T00:00:00+01:00',
+    site_ids: ['S-0042'],
+  },
   codesIssue: { count: 100 },
   voidTransaction: {
     site_id: 'S-0042',

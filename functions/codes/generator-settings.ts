@@ -1,4 +1,4 @@
-import { findCodeGenerator, type CodeGenerator } from '#data/code-generators';
+import { findCodeGenerator, findCodeGenerators, type CodeGenerator } from '#data/code-generators';
 
 /**
  * A per-environment cache of code generators' settings. The shape of a generator's codes
@@ -60,15 +60,18 @@ function remember(accountId: number, settings: GeneratorSettings): void {
   cache.set(`${accountId}#${settings.id}`, { settings, readAt: Date.now() });
 }
 
-/** The settings of these generators, read afresh or from the cache at any age (see the top of this module). */
+/**
+ * The settings of these generators, read afresh (one consistent BatchGetItem, which refreshes the
+ * cache) or from the cache at any age (see the top of this module; a read on a miss).
+ */
 export async function settingsOf(accountId: number, ids: readonly number[], fresh: boolean): Promise<Map<number, GeneratorSettings | undefined>> {
-  const found = await Promise.all(ids.map((id) => generatorSettings(accountId, id, fresh ? 0 : Number.POSITIVE_INFINITY)));
+  if (fresh) {
+    const read = ids.length === 0 ? [] : await findCodeGenerators(accountId, ids);
+    const settings = new Map<number, GeneratorSettings | undefined>(ids.map((id) => [id, undefined]));
+    for (const generator of read) settings.set(generator.id, rememberGenerator(generator));
+    for (const id of ids) if (!settings.get(id)) cache.delete(`${accountId}#${id}`);
+    return settings;
+  }
+  const found = await Promise.all(ids.map((id) => generatorSettings(accountId, id, Number.POSITIVE_INFINITY)));
   return new Map(ids.map((id, index) => [id, found[index]]));
-}
-
-/** The settings of a generator at `version` or later: the cached entry when it is that recent, else a read. */
-export async function settingsAtLeast(accountId: number, id: number, version: number): Promise<GeneratorSettings | undefined> {
-  const cached = cache.get(`${accountId}#${id}`);
-  if (cached && cached.settings.terms_version >= version) return cached.settings;
-  return generatorSettings(accountId, id, 0);
 }

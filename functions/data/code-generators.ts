@@ -1,7 +1,7 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documents } from '#runtime/clients';
 import { tableName } from '#runtime/config';
-import type { TransactItem } from './transactions.ts';
+import { pause, type TransactItem } from './transactions.ts';
 
 const TABLE = tableName('codeGenerators');
 
@@ -88,6 +88,20 @@ export async function findCodeGenerator(accountId: number, id: number): Promise<
   return Item ? withDefaults(Item) : undefined;
 }
 
+/** These generators of the account (at most 100), in one consistent BatchGetItem; a missing one is absent. */
+export async function findCodeGenerators(accountId: number, ids: readonly number[]): Promise<CodeGenerator[]> {
+  const found: CodeGenerator[] = [];
+  let keys: Record<string, unknown>[] = ids.map((id) => ({ account_id: accountId, id }));
+  for (let round = 0; keys.length > 0; round++) {
+    if (round >= 5) throw Object.assign(new Error('BatchGetItem left keys unprocessed'), { name: 'ThrottlingException' });
+    if (round > 0) await pause(round - 1);
+    const answer = await documents.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: keys, ConsistentRead: true } } }));
+    found.push(...(answer.Responses?.[TABLE] ?? []).map(withDefaults));
+    keys = (answer.UnprocessedKeys?.[TABLE]?.Keys ?? []) as Record<string, unknown>[];
+  }
+  return found;
+}
+
 /**
  * Changes status, description and terms, and sets `terms_version` (the caller's, one above the
  * version read), provided the generator is still as it was read (its updated_at): a concurrent
@@ -129,6 +143,23 @@ export async function recordShardsVersion(accountId: number, id: number, version
   } catch (error) {
     if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
   }
+}
+
+/**
+ * Part of the transaction of a redemption that creates a promotion's shard (promotion-shards.ts):
+ * the generator's status and terms are still at the version the redemption judged by (a
+ * generator never changed carries no version: 1).
+ */
+export function generatorAt(accountId: number, id: number, version: number): TransactItem {
+  return {
+    ConditionCheck: {
+      TableName: TABLE,
+      Key: { account_id: accountId, id },
+      ConditionExpression:
+        version === 1 ? 'attribute_exists(id) AND (attribute_not_exists(terms_version) OR terms_version = :version)' : 'terms_version = :version',
+      ExpressionAttributeValues: { ':version': version },
+    },
+  };
 }
 
 /** Part of the transaction that completes an issuance: the generator exists and is active. */

@@ -8,18 +8,23 @@ import { pause, type TransactItem } from './transactions.ts';
 const TABLE = tableName('promotionShards');
 
 /**
- * A promotion's shards: SHARD_COUNT small items per code generator, each carrying the version
- * of the generator's status and terms (`terms_version`). A redemption judges its codes by the
- * terms of one version and, inside its own TransactWriteItems, writes one shard (chosen by its
- * POS transaction) on the condition that the shard is at most at that version. A change of the
- * generator (PATCH) bumps the version on the generator and then on every shard before it
- * answers 200: a redemption that commits after that 200 and judged by older terms fails its
- * condition, learns the new version from the failure and is judged again.
+ * A promotion's shards: up to SHARD_COUNT small items per code generator, each carrying the
+ * version of the generator's status and terms (`terms_version`). A redemption judges its codes by
+ * the terms of one version and, inside its own TransactWriteItems, writes one shard (chosen by
+ * its POS transaction) on the condition that the shard is at most at that version. A change of
+ * the generator (PATCH) bumps the version on the generator and then on every shard that exists
+ * before it answers 200: a redemption that commits after that 200 and judged by older terms fails
+ * its condition, learns the new version from the failure and is judged again.
  *
- * So no item of a promotion takes part in every one of its redemptions: they spread over its
+ * A shard is created by the first redemption through it, in a transaction that also
+ * condition-checks the generator's own version (the only time a redemption touches the generator,
+ * at most SHARD_COUNT times in a promotion's life): a shard created after a PATCH read the
+ * existing ones can only be created at the new version. So a PATCH writes only the shards that
+ * exist: a quiet promotion has a few, one at its peak all of them.
+ *
+ * No item of a promotion takes part in every one of its redemptions: they spread over its
  * shards, as DynamoDB's transaction conflicts require for a promotion at a chain's peak
- * (docs/redemption.md, "One promotion at a chain's peak"). A generator never changed has no
- * shard items: a missing shard is at version 0, and the first redemption through it creates it.
+ * (docs/redemption.md, "One promotion at a chain's peak").
  */
 export const SHARD_COUNT = PROMOTION_SHARDS;
 
@@ -43,19 +48,40 @@ export function shardOf(transactionKey: string, generatorId: number): number {
 }
 
 /**
- * Part of a redemption's transaction: the shard is at most at the version the redemption judged
- * by (a missing shard is at 0), and then carries it. Fails, returning the shard, when a change
- * of the generator reached it after the terms were read.
+ * Part of a redemption's transaction: the shard exists and is at most at the version the
+ * redemption judged by, and then carries it. Fails, returning the shard (nothing when it does not
+ * exist yet), when a change of the generator reached it after the terms were read.
  */
 export function judgedAt(accountId: number, generatorId: number, shard: number, version: number): TransactItem {
   return {
     Update: {
       TableName: TABLE,
       Key: { shard_key: shardKey(accountId, generatorId, shard) },
-      UpdateExpression: 'SET account_id = :account, code_generator_id = :generator, shard_number = :shard, terms_version = :version',
-      ConditionExpression: 'attribute_not_exists(terms_version) OR terms_version <= :version',
-      ExpressionAttributeValues: { ':account': accountId, ':generator': generatorId, ':shard': shard, ':version': version },
+      UpdateExpression: 'SET terms_version = :version',
+      ConditionExpression: 'terms_version <= :version',
+      ExpressionAttributeValues: { ':version': version },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    },
+  };
+}
+
+/**
+ * The first redemption through a shard creates it at the version it judged by; beside it in the
+ * transaction, a ConditionCheck that the generator is at that version (codeGenerators'
+ * `generatorAt`). Fails when another redemption created it first.
+ */
+export function createdAt(accountId: number, generatorId: number, shard: number, version: number): TransactItem {
+  return {
+    Put: {
+      TableName: TABLE,
+      Item: {
+        shard_key: shardKey(accountId, generatorId, shard),
+        account_id: accountId,
+        code_generator_id: generatorId,
+        shard_number: shard,
+        terms_version: version,
+      },
+      ConditionExpression: 'attribute_not_exists(shard_key)',
     },
   };
 }
@@ -65,18 +91,36 @@ const PARALLEL = 16;
 const ATTEMPTS = 8;
 
 /**
- * Brings every shard of a generator to `version` (those at it or beyond are left as they are).
- * One UpdateItem per shard, each retried on its own when it meets a redemption's transaction:
- * a single transaction over all shards would have to find every one of them free at once,
- * which a promotion at its peak never offers. Throws when a shard could not be reached; the
- * change is then not confirmed, and repeating it (the PATCH, with the same body) finishes it.
+ * Brings every existing shard of a generator to `version` (those at it or beyond are left as they
+ * are): one consistent BatchGetItem of the shards' keys, then one UpdateItem per shard found, each
+ * retried on its own when it meets a redemption's transaction. A single transaction over all
+ * shards would have to find every one of them free at once, which a promotion at its peak never
+ * offers. Call it after the generator carries `version`: a shard created later is created at it.
+ * Throws when a shard could not be reached; the change is then not confirmed, and repeating it
+ * (the PATCH, with the same body) finishes it.
  */
 export async function bringShardsTo(accountId: number, generatorId: number, version: number): Promise<void> {
-  const shards = Array.from({ length: SHARD_COUNT }, (_, shard) => shard);
+  const shards = await existingShards(accountId, generatorId);
   const worker = async () => {
     for (let shard = shards.shift(); shard !== undefined; shard = shards.shift()) await bringShardTo(accountId, generatorId, shard, version);
   };
   await Promise.all(Array.from({ length: PARALLEL }, worker));
+}
+
+/** The shards of a generator that exist, by number: one consistent BatchGetItem of their keys. */
+async function existingShards(accountId: number, generatorId: number): Promise<number[]> {
+  const found: number[] = [];
+  let keys: Record<string, unknown>[] = Array.from({ length: SHARD_COUNT }, (_, shard) => ({ shard_key: shardKey(accountId, generatorId, shard) }));
+  for (let round = 0; keys.length > 0; round++) {
+    if (round >= 5) throw Object.assign(new Error('BatchGetItem left keys unprocessed'), { name: 'ThrottlingException' });
+    if (round > 0) await pause(round - 1);
+    const answer = await documents.send(
+      new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'shard_number' } } }),
+    );
+    for (const item of (answer.Responses?.[TABLE] ?? []) as Pick<PromotionShard, 'shard_number'>[]) found.push(item.shard_number);
+    keys = (answer.UnprocessedKeys?.[TABLE]?.Keys ?? []) as Record<string, unknown>[];
+  }
+  return found;
 }
 
 async function bringShardTo(accountId: number, generatorId: number, shard: number, version: number): Promise<void> {
@@ -86,9 +130,9 @@ async function bringShardTo(accountId: number, generatorId: number, shard: numbe
         new UpdateCommand({
           TableName: TABLE,
           Key: { shard_key: shardKey(accountId, generatorId, shard) },
-          UpdateExpression: 'SET account_id = :account, code_generator_id = :generator, shard_number = :shard, terms_version = :version',
-          ConditionExpression: 'attribute_not_exists(terms_version) OR terms_version < :version',
-          ExpressionAttributeValues: { ':account': accountId, ':generator': generatorId, ':shard': shard, ':version': version },
+          UpdateExpression: 'SET terms_version = :version',
+          ConditionExpression: 'terms_version < :version',
+          ExpressionAttributeValues: { ':version': version },
         }),
       );
       return;
@@ -99,22 +143,4 @@ async function bringShardTo(accountId: number, generatorId: number, shard: numbe
       await pause(attempt);
     }
   }
-}
-
-/**
- * The versions of one shard per generator (the shard this transaction goes through), in one
- * consistent BatchGetItem: what a check compares its cached terms with. A missing shard is at 0.
- */
-export async function shardVersions(accountId: number, transactionKey: string, generatorIds: readonly number[]): Promise<Map<number, number>> {
-  const versions = new Map(generatorIds.map((id) => [id, 0]));
-  if (generatorIds.length === 0) return versions;
-  let keys: Record<string, unknown>[] = generatorIds.map((id) => ({ shard_key: shardKey(accountId, id, shardOf(transactionKey, id)) }));
-  for (let round = 0; keys.length > 0; round++) {
-    if (round >= 5) throw Object.assign(new Error('BatchGetItem left keys unprocessed'), { name: 'ThrottlingException' });
-    if (round > 0) await pause(round - 1);
-    const answer = await documents.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: keys, ConsistentRead: true } } }));
-    for (const item of (answer.Responses?.[TABLE] ?? []) as PromotionShard[]) versions.set(item.code_generator_id, item.terms_version);
-    keys = (answer.UnprocessedKeys?.[TABLE]?.Keys ?? []) as Record<string, unknown>[];
-  }
-  return versions;
 }

@@ -47,8 +47,9 @@ const currency = Type.String({
   description: 'An ISO 4217 currency code that has a minor unit (EUR, USD, JPY, …); a code ISO 4217 does not list answers 422 naming it.',
 });
 /** `null` or the value; `x-message` says both when the value is neither (validation.ts). */
+/** Null first: tools that merge a union's members into one (Portman's fuzzer) keep the object's type, and with it the path to its fields. */
 const nullable = <T extends TSchema>(schema: T, message: string, description: string) =>
-  Type.Union([schema, Type.Null()], { 'x-message': message, description });
+  Type.Union([Type.Null(), schema], { 'x-message': message, description });
 
 const discountOf = (type: string) => ({ additionalProperties: false, 'x-unknown-field': `is not used by a discount of type "${type}"` }) as const;
 const discountNone = Type.Object(
@@ -273,6 +274,8 @@ const codesRedemption = Type.Object({
   basket: Type.Optional(
     Type.Union(
       [
+        // Null first, as in `nullable` above.
+        Type.Null(),
         Type.Object({
           total: Type.Integer({
             minimum: 0,
@@ -281,7 +284,6 @@ const codesRedemption = Type.Object({
           }),
           currency,
         }),
-        Type.Null(),
       ],
       {
         description:

@@ -4,7 +4,8 @@ import { redeemCode, type CodeItem } from '#data/codes';
 import { newEvent, putEvent } from '#data/events';
 import { freshIdCollided, nextId } from '#data/ids';
 import { holdCodes, transactionKey, transactionResourceId } from '#data/pos-transactions';
-import { judgedAt, shardOf } from '#data/promotion-shards';
+import { createdAt, judgedAt, shardOf } from '#data/promotion-shards';
+import { generatorAt } from '#data/code-generators';
 import { readRedemptionState } from '#data/redemptions';
 import { writeTogether } from '#data/transactions';
 import { generatorSettings, settingsOf, type GeneratorSettings } from '#codes/generator-settings';
@@ -14,8 +15,11 @@ import type { CodesRedemptionInput } from '#http/schemas';
 import codesRedemption from '#http/schemas/codesRedemption.generated';
 import { basketRules } from '#codes/terms';
 
-/** Rounds lost to a concurrent write (another request of the transaction, a change of terms) before a 503. */
-const ATTEMPTS = 4;
+/**
+ * Rounds lost to a concurrent write (another request of the transaction, a change of terms) or to
+ * the creation of a promotion's shard before a 503.
+ */
+const ATTEMPTS = 5;
 /** The description shown for a code the transaction held already may lag a change by this much (PRODUCT.md: up to a minute). */
 const DESCRIPTION_AGE_MS = 60_000;
 
@@ -48,21 +52,33 @@ export const handler = api<CodesRedemptionInput>({
   const spellings = listed.flatMap((code) => (code.spelling === undefined ? [] : [code.spelling]));
   const key = transactionKey(till.accountId, till.siteId, till.posTransactionId);
   let fresh = false;
+  /** Promotions whose shard for this transaction did not exist at the last try: this try creates it. */
+  const creating = new Set<number>();
+
+  /** What the last try judged, when all it lacked was a shard to create: the next try writes it again without a read. */
+  let again: { assessment: Assessment; settings: ReadonlyMap<number, GeneratorSettings | undefined>; now: Date } | undefined;
 
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const state = await readRedemptionState(till.accountId, till.siteId, till.posTransactionId, spellings);
-    const read = assess(till, listed, state);
-    const now = new Date();
-    let settings = await settingsOf(till.accountId, judgedGenerators(read), fresh);
-    let assessment = judge(till, read, settings, now.getTime());
-    if (fails(assessment)) {
-      // A refusal names every failing code by the terms as they are now, never by a cached copy.
-      if (!fresh && judgedGenerators(read).length > 0) {
-        settings = await settingsOf(till.accountId, judgedGenerators(read), true);
-        assessment = judge(till, read, settings, now.getTime());
+    let assessment: Assessment;
+    let settings: ReadonlyMap<number, GeneratorSettings | undefined>;
+    let now: Date;
+    if (again) ({ assessment, settings, now } = again);
+    else {
+      const state = await readRedemptionState(till.accountId, till.siteId, till.posTransactionId, spellings);
+      const read = assess(till, listed, state);
+      now = new Date();
+      settings = await settingsOf(till.accountId, judgedGenerators(read), fresh);
+      assessment = judge(till, read, settings, now.getTime());
+      if (fails(assessment)) {
+        // A refusal names every failing code by the terms as they are now, never by a cached copy.
+        if (!fresh && judgedGenerators(read).length > 0) {
+          settings = await settingsOf(till.accountId, judgedGenerators(read), true);
+          assessment = judge(till, read, settings, now.getTime());
+        }
+        if (fails(assessment)) return failure(till, assessment);
       }
-      if (fails(assessment)) return failure(till, assessment);
     }
+    again = undefined;
     const taking = freshCodes(assessment);
     if (taking.length === 0) return await answer(till, assessment, '', settings);
 
@@ -70,8 +86,13 @@ export const handler = api<CodesRedemptionInput>({
     const promotions = [...new Map(taking.map(({ terms }) => [terms!.id, terms!])).values()];
     const eventRecord = newEvent(await nextId(), till.accountId, 'codes.redeemed', transactionResourceId(till.siteId, till.posTransactionId), now);
     const holder = { key, siteId: till.siteId, posTransactionId: till.posTransactionId, redeemedAt };
+    const shards = promotions.map((terms) =>
+      creating.has(terms.id)
+        ? [createdAt(till.accountId, terms.id, shardOf(key, terms.id), terms.terms_version), generatorAt(till.accountId, terms.id, terms.terms_version)]
+        : [judgedAt(till.accountId, terms.id, shardOf(key, terms.id), terms.terms_version)],
+    );
     const items = [
-      ...promotions.map((terms) => judgedAt(till.accountId, terms.id, shardOf(key, terms.id), terms.terms_version)),
+      ...shards.flat(),
       ...taking.map(({ item, amount }) => redeemCode(item, holder, amount)),
       holdCodes(
         till.accountId,
@@ -91,15 +112,28 @@ export const handler = api<CodesRedemptionInput>({
     const result = await writeTogether(items);
     if (result.outcome === 'written') return await answer(till, assessment, redeemedAt, settings);
 
-    // Which conditions failed: newer terms on a shard (judge again, by terms read afresh), a code
-    // taken by another transaction or a void that came first (judge again from a new read), or an
-    // event id that collided.
-    const codesAt = promotions.length;
-    const transactionAt = codesAt + taking.length;
-    for (const index of result.failed.keys()) {
-      if (index < codesAt) fresh = true;
-      else if (index === transactionAt + 1) freshIdCollided('events', eventRecord.id);
+    // Which conditions failed: a shard with newer terms (judge again, by terms read afresh), a
+    // shard not created yet (create it) or created meanwhile, a generator changed since its terms
+    // were read, a code taken by another transaction or a void that came first (judge again from
+    // a new read), or an event id that collided.
+    let index = 0;
+    const missing = new Set<number>();
+    for (const [n, terms] of promotions.entries()) {
+      const failedShard = result.failed.has(index);
+      if (creating.has(terms.id)) {
+        if (failedShard) creating.delete(terms.id); // another redemption created it first
+        if (result.failed.has(index + 1)) fresh = true;
+      } else if (failedShard) {
+        if (result.failed.get(index) === undefined) {
+          creating.add(terms.id);
+          missing.add(index);
+        } else fresh = true;
+      }
+      index += shards[n]!.length;
     }
+    const missingShardsOnly = [...result.failed.keys()].every((failed) => missing.has(failed));
+    if (missingShardsOnly) again = { assessment, settings, now };
+    if (result.failed.has(index + taking.length + 1)) freshIdCollided('events', eventRecord.id);
   }
   throw serviceUnavailable();
 });

@@ -1,9 +1,7 @@
 import { api } from '#http/chain';
 import type { CodeItem } from '#data/codes';
-import { transactionKey } from '#data/pos-transactions';
-import { shardVersions } from '#data/promotion-shards';
 import { readRedemptionState } from '#data/redemptions';
-import { generatorSettings, settingsAtLeast, type GeneratorSettings } from '#codes/generator-settings';
+import { generatorSettings, settingsOf } from '#codes/generator-settings';
 import { assess, distinctCodes, fails, given, judge, judgedGenerators, type Till } from './assessment.ts';
 import { codeValid, failure, success } from './messages.ts';
 import type { CodesRedemptionInput } from '#http/schemas';
@@ -17,9 +15,8 @@ const DESCRIPTION_AGE_MS = 60_000;
  * Checks codes for a POS transaction as a redemption would, and writes nothing: the same body,
  * the same checks, failure answers and amounts, and `code_valid` per code when a redemption would
  * succeed now. Two DynamoDB requests: the codes and the transaction in one consistent
- * BatchGetItem, then the shards this transaction's redemption would go through (one per
- * promotion), whose versions say whether the cached terms are current; a generator whose cached
- * terms are older than its shard is read afresh. A refusal is judged by terms read afresh.
+ * BatchGetItem, then the generators of the codes to take in another (their terms now, never a
+ * cached copy: a check after a PATCH's 200 answers by the new terms).
  */
 export const handler = api<CodesRedemptionInput>({
   host: 'pos',
@@ -37,16 +34,8 @@ export const handler = api<CodesRedemptionInput>({
   const spellings = listed.flatMap((code) => (code.spelling === undefined ? [] : [code.spelling]));
   const state = await readRedemptionState(till.accountId, till.siteId, till.posTransactionId, spellings);
   const read = assess(till, listed, state);
-  const generators = judgedGenerators(read);
-  const versions = await shardVersions(till.accountId, transactionKey(till.accountId, till.siteId, till.posTransactionId), generators);
-  const settings = new Map<number, GeneratorSettings | undefined>();
-  for (const id of generators) settings.set(id, await settingsAtLeast(till.accountId, id, versions.get(id)!));
-  const now = Date.now();
-  let assessment = judge(till, read, settings, now);
-  if (fails(assessment) && generators.length > 0) {
-    for (const id of generators) settings.set(id, await generatorSettings(till.accountId, id, 0));
-    assessment = judge(till, read, settings, now);
-  }
+  const settings = await settingsOf(till.accountId, judgedGenerators(read), true);
+  const assessment = judge(till, read, settings, Date.now());
   if (fails(assessment)) return failure(till, assessment);
   for (const outcome of assessment.outcomes) {
     const id = (outcome as { item: CodeItem }).item.code_generator_id;
@@ -55,8 +44,7 @@ export const handler = api<CodesRedemptionInput>({
   return success(
     assessment.outcomes.map((outcome) => {
       const { item } = outcome as { item: CodeItem };
-      const description = settings.get(item.code_generator_id)?.description ?? '';
-      return codeValid(item, description, given(outcome));
+      return codeValid(item, settings.get(item.code_generator_id)?.description ?? '', given(outcome));
     }),
   );
 });

@@ -1,6 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { judgedAt, SHARD_COUNT, shardOf } from '../../../functions/data/promotion-shards.ts';
+import { generatorAt } from '../../../functions/data/code-generators.ts';
+import { createdAt, judgedAt, SHARD_COUNT, shardOf } from '../../../functions/data/promotion-shards.ts';
 import { writeTogether } from '../../../functions/data/transactions.ts';
 import { documents } from '../../../functions/runtime/clients.ts';
 import { tableName } from '../../../functions/runtime/config.ts';
@@ -511,10 +512,16 @@ describe('PATCH /v1.0/codegen/{id} with promotion terms', () => {
     expect(await eventTypes()).toEqual(['code_generator.created', 'code_generator.updated']);
   });
 
-  it('bumps terms_version with every change and brings all 64 shards of the promotion to it before answering', async () => {
+  /** What the first redemption through a shard writes (data/promotion-shards.ts): the shard, and the generator at that version. */
+  const createShard = (generatorId: number, shard: number, version: number) =>
+    writeTogether([createdAt(ctx.account.accountId, generatorId, shard, version), generatorAt(ctx.account.accountId, generatorId, version)]);
+
+  it('bumps terms_version with every change and brings every existing shard of the promotion to it before answering', async () => {
     const generator = await created();
-    // A generator never changed has no shards: a missing shard is at version 0 (data/promotion-shards.ts).
+    // A generator never changed and never redeemed has no shards; redemptions create them one by one.
     expect(await promotionShardsOf(ctx.account.accountId, generator.id)).toEqual([]);
+    const made = [0, 7, SHARD_COUNT - 1];
+    for (const shard of made) expect((await createShard(generator.id, shard, 1)).outcome).toBe('written');
 
     await patch(generator.id, { discount: { type: 'percent', percent_off: 10 } });
     const afterTerms = await promotionShardsOf(ctx.account.accountId, generator.id);
@@ -525,7 +532,7 @@ describe('PATCH /v1.0/codegen/{id} with promotion terms', () => {
       [afterTerms, 2],
       [afterStatus, 3],
     ] as const) {
-      expect(shards.map((shard) => shard.shard_number)).toEqual(Array.from({ length: SHARD_COUNT }, (_, i) => i));
+      expect(shards.map((shard) => shard.shard_number).sort((a, b) => a - b)).toEqual(made);
       expect(new Set(shards.map((shard) => shard.terms_version))).toEqual(new Set([version]));
       expect(shards.every((shard) => shard.account_id === ctx.account.accountId && shard.code_generator_id === generator.id)).toBe(true);
     }
@@ -534,10 +541,12 @@ describe('PATCH /v1.0/codegen/{id} with promotion terms', () => {
     expect(Object.keys((await get(generator.id)).json.code_generator)).toEqual(SIXTEEN);
   });
 
-  it("takes effect at once: after the 200, a redemption's transaction that judged by the earlier terms fails its shard's condition", async () => {
+  it("takes effect at once: after the 200, a redemption's transaction that judged by the earlier terms fails, on a shard that exists or one it would create", async () => {
     const generator = await created();
     const shard = shardOf('S-0042/T-1', generator.id);
-    // What a redemption writes inside its transaction (data/promotion-shards.ts): judged at version 1, before any change.
+    const other = (shard + 1) % SHARD_COUNT;
+    // What redemptions write inside their transactions, judged at version 1, before any change.
+    expect((await createShard(generator.id, shard, 1)).outcome).toBe('written');
     expect((await writeTogether([judgedAt(ctx.account.accountId, generator.id, shard, 1)])).outcome).toBe('written');
 
     const response = await patch(generator.id, { valid_until: '2020-01-01T00:00:00Z' });
@@ -547,10 +556,17 @@ describe('PATCH /v1.0/codegen/{id} with promotion terms', () => {
     expect(stale.outcome).toBe('condition-failed');
     expect(stale.outcome === 'condition-failed' && stale.failed.get(0)).toMatchObject({ terms_version: 2 });
     expect((await writeTogether([judgedAt(ctx.account.accountId, generator.id, shard, 2)])).outcome).toBe('written');
+    // A shard no redemption created yet: judged at 1 it is missing (its condition fails, returning nothing), and created at 1 the generator refuses.
+    const missing = await writeTogether([judgedAt(ctx.account.accountId, generator.id, other, 1)]);
+    expect(missing.outcome === 'condition-failed' && missing.failed.has(0) && missing.failed.get(0) === undefined).toBe(true);
+    const createdStale = await createShard(generator.id, other, 1);
+    expect(createdStale.outcome === 'condition-failed' && [...createdStale.failed.keys()]).toEqual([1]);
+    expect((await createShard(generator.id, other, 2)).outcome).toBe('written');
   });
 
   it('finishes a change whose shards were not reached: a PATCH that changes nothing brings them to the version, and writes no event', async () => {
     const generator = await created();
+    for (const shard of [3, 4]) expect((await createShard(generator.id, shard, 1)).outcome).toBe('written');
     await patch(generator.id, { description: 'Winter promotion, first week' });
     // As a PATCH that wrote version 3 and stopped before its shards would leave it.
     await documents.send(
@@ -567,7 +583,7 @@ describe('PATCH /v1.0/codegen/{id} with promotion terms', () => {
 
     expect(response.status, response.text).toBe(200);
     const shards = await promotionShardsOf(ctx.account.accountId, generator.id);
-    expect(shards).toHaveLength(64);
+    expect(shards).toHaveLength(2);
     expect(new Set(shards.map((shard) => shard.terms_version))).toEqual(new Set([3]));
     expect(await stored(generator.id)).toMatchObject({ terms_version: 3, shards_version: 3 });
     expect(await eventTypes()).toEqual(events);
