@@ -83,7 +83,7 @@ export const tables = {
     envVar: 'PROMOTION_SHARDS_TABLE',
     partitionKey: { name: 'shard_key', type: 'S' },
     description:
-      "A promotion's shards, keyed by account, code generator and shard (0 to PROMOTION_SHARDS - 1): the version of the generator's status and terms, which each redemption proves current on one of them (data/promotion-shards.ts).",
+      "A promotion's shards, keyed by account, code generator and shard (0-63, PROMOTION_SHARDS): the version of the generator's status and terms, which each redemption proves current on one of them (data/promotion-shards.ts).",
   },
   codes: {
     envVar: 'CODES_TABLE',
