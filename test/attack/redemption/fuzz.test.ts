@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostId } from '../../../functions/routes.ts';
 import type { LocalApi } from '../../../local/server.ts';
 import { newAccount } from '../../support/accounts.ts';
-import { call } from '../../support/http.ts';
+import { call, RFC3339_MILLIS_UTC } from '../../support/http.ts';
 import { startTestApi } from '../../support/local-api.ts';
 import { checkAgainstOpenApi } from '../../support/openapi.ts';
 import { eventsOf, voidsOf } from '../../support/records.ts';
@@ -24,10 +24,23 @@ import {
   tokenChoice,
   tokenHeaders,
   type Account,
+  type TokenChoice,
 } from '../fuzz/shop.ts';
 import { MAX_BODY_BYTES, isJsonContentType, trimOws } from '../http/oracle.ts';
 import { expectClientError, expectStandardHeaders, fuzzRuns, fuzzSeed, gatewayAnswer, sendTo } from '../support.ts';
-import { judgeRedemption, judgeTill, judgeVoid, type RedemptionBody, type TillModel } from './oracle.ts';
+import { consistentTerms } from '../fuzz/terms.ts';
+import {
+  formatMoney,
+  isCurrencyCode,
+  judgeRedemption,
+  promotionCurrency,
+  judgeTill,
+  judgeVoid,
+  type Failure,
+  type Promotion,
+  type RedemptionBody,
+  type TillModel,
+} from './oracle.ts';
 
 /**
  * Property-based attacks on the till's routes through the local server: POST
@@ -37,15 +50,71 @@ import { judgeRedemption, judgeTill, judgeVoid, type RedemptionBody, type TillMo
  * code. Each property judges the answer with oracle.ts (written from PRODUCT.md) and reads the
  * tables back: a failed request writes nothing.
  *
+ * The shop's promotions have terms (discounts of each type and currency, minimum baskets, valid
+ * windows past, future and open, lists of sites with and without the fuzzer's), two of them
+ * changed by PATCHes during the run; bodies carry baskets (valid, null, malformed). The oracle
+ * names each failing code's first broken term in PRODUCT.md's order, and for a success each
+ * code's discount, amount and currency, and the cashier's text.
+ *
  * Replay a failure with FUZZ_SEED=<seed printed below>; scale with FUZZ_RUNS=<runs per property>.
  */
 const seed = fuzzSeed();
 const routeRuns = fuzzRuns(400);
-const numRuns = fuzzRuns(80);
+const numRuns = fuzzRuns(100);
 console.log(
   `fuzz redemption: seed ${seed}, ${routeRuns} runs for POST /v2.0/voided_transactions, ${numRuns} for the till (replay: FUZZ_SEED=${seed} npx vitest run test/attack/redemption/fuzz.test.ts)`,
 );
 fc.configureGlobal({ seed, numRuns, endOnFailure: false });
+
+/** A code generator (as a read shows it) as the till's judge reads it. */
+const promotionOf = (generator: Record<string, unknown>): Promotion =>
+  Object.fromEntries(
+    ['status', 'description', 'discount', 'minimum_basket', 'valid_from', 'valid_until', 'site_ids'].map((key) => [key, generator[key]]),
+  ) as unknown as Promotion;
+
+/** The cashier's text of a refusal, as docs/redemption.md words it (a moment's wording only by its frame). */
+function expectCashierText(text: string, failure: Failure, body: RedemptionBody) {
+  const code = failure.code ?? (failure.content?.code as string);
+  const content = failure.content ?? {};
+  const minimum = content.minimum_basket as { amount: number; currency: string } | undefined;
+  const basket = body.basket!;
+  const where = `${failure.messageId}: ${text}`;
+  switch (failure.messageId) {
+    case 'code_not_found':
+      return expect(text, where).toBe(`Code ${code} is not a valid code. Check that it was scanned or typed correctly; otherwise do not accept it.`);
+    case 'code_generator_inactive':
+      return expect(text, where).toBe(`Code ${code} belongs to a promotion that is not active. Do not accept it.`);
+    case 'code_not_yet_valid':
+      return expect(text, where).toMatch(
+        new RegExp(`^Code ${code} is valid from \\d{1,2} [A-Z][a-z]+ \\d{4} \\d{2}:\\d{2}(:\\d{2})? UTC\\. Do not accept it before then\\.$`),
+      );
+    case 'code_expired':
+      return expect(text, where).toMatch(
+        new RegExp(`^Code ${code} expired on \\d{1,2} [A-Z][a-z]+ \\d{4} \\d{2}:\\d{2}(:\\d{2})? UTC\\. Do not accept it\\.$`),
+      );
+    case 'code_not_valid_at_site':
+      return expect(text, where).toBe(`Code ${code} cannot be used in this store. Do not accept it here.`);
+    case 'basket_required':
+      return expect(text, where).toBe(
+        `Code ${code} applies only to sales of ${formatMoney(minimum!.amount, minimum!.currency)} or more, and this till did not send the sale's total. Call support: the till must send the basket with the code.`,
+      );
+    case 'currency_mismatch':
+      return expect(text, where).toBe(`Code ${code} is for sales in ${content.currency}, and this sale is in ${basket.currency}. Do not accept it.`);
+    case 'basket_below_minimum':
+      return expect(text, where).toBe(
+        `Code ${code} applies only to sales of ${formatMoney(minimum!.amount, minimum!.currency)} or more; this sale is ${formatMoney(basket.total, basket.currency)}. Add items, or do not accept it.`,
+      );
+    case 'code_already_redeemed':
+      return expect(text, where).toBe(`Code ${code} was already used in another sale. Do not accept it.`);
+    case 'transaction_voided':
+      return expect(text, where).toBe(`Transaction ${body.pos_transaction_id} was voided: no code can be redeemed on it. Start a new sale for these codes.`);
+    case 'too_many_codes':
+      return expect(text, where).toBe(
+        `A sale can hold at most 50 codes: this one holds ${content.held}, and ${content.adding} more would be too many. Take these codes in another sale.`,
+      );
+  }
+  throw new Error(`no cashier text known for ${failure.messageId}`);
+}
 
 let api: LocalApi;
 beforeAll(async () => {
@@ -144,32 +213,82 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
     console.log(`fuzz voidTransaction: ${routeRuns} runs, ${records.length} voids recorded`);
   });
 
-  it(`POST /v2.0/redeemed_codes and /v2.0/validated_codes: ${numRuns} generated bodies and voids, judged against a model of who holds which code`, async () => {
-    // The owner's codes: an active generator's, and an inactive one's (issued before it stopped).
-    const active = await createGenerator(owner, { generation_type: 'tillgate', code_length: 6, prefix: 'TG-', store_id: 9, description: 'till fuzz' });
-    const stopped = await createGenerator(owner, { generation_type: 'numeric', code_length: 6, store_id: 9 });
-    for (const [generator, count] of [
-      [active, 40],
-      [stopped, 5],
-    ] as const) {
-      const response = await call(api, core, 'POST', `/v1.0/codegen/${generator.id}/codes`, { token: owner.token, body: { count } });
-      expect(response.status, response.text).toBe(201);
-      issued.set(generator.id, new Set(response.json.codes));
-    }
+  it(`POST /v2.0/redeemed_codes and /v2.0/validated_codes: ${numRuns} generated bodies, baskets, voids and changes of terms, judged against a model of the promotions and of who holds which code`, async () => {
+    const day = 86_400_000;
+    const start = Date.now();
+    // Bounds far from the run's clock, so that no request straddles one: a month or a year away.
+    const moments = [start - 400 * day, start - 30 * day, start + 30 * day, start + 400 * day];
+    const iso = (moment: number) => new Date(moment).toISOString();
+    // The owner's promotions: most break one term for some of the fuzzer's tills (or take a
+    // discount), two change terms during the run; codes issued before any is deactivated.
+    const [firstChange, secondChange] = fc.sample(consistentTerms(moments), { seed, numRuns: 2 });
+    const plans: [string, Record<string, unknown>, number][] = [
+      ['plain', { generation_type: 'tillgate', code_length: 6, prefix: 'TG-', description: 'till fuzz' }, 20],
+      ['stopped', { generation_type: 'numeric', code_length: 6 }, 5],
+      [
+        'percent',
+        {
+          prefix: 'PC-',
+          discount: { type: 'percent', percent_off: 12.5 },
+          valid_from: iso(moments[0]!),
+          valid_until: iso(moments[3]!),
+          site_ids: ['FZ-SITE', 'FZ-OTHER'],
+        },
+        10,
+      ],
+      [
+        'capped',
+        {
+          prefix: 'CP-',
+          discount: { type: 'percent', percent_off: 33.33, max_amount_off: 500, currency: 'EUR' },
+          minimum_basket: { amount: 1000, currency: 'EUR' },
+        },
+        10,
+      ],
+      ['yen', { prefix: 'JP-', discount: { type: 'amount', amount_off: 300, currency: 'JPY' }, minimum_basket: { amount: 5000, currency: 'JPY' } }, 8],
+      ['dinar', { prefix: 'BH-', discount: { type: 'amount', amount_off: 1234, currency: 'BHD' } }, 8],
+      ['all', { prefix: 'AL-', discount: { type: 'percent', percent_off: 100 } }, 6],
+      ['minimum', { prefix: 'MN-', minimum_basket: { amount: 2000, currency: 'USD' }, description: 'spend 20 USD' }, 4],
+      ['not yet', { prefix: 'NY-', discount: { type: 'amount', amount_off: 100, currency: 'EUR' }, valid_from: iso(moments[2]!) }, 3],
+      ['ended', { prefix: 'EX-', discount: { type: 'percent', percent_off: 10 }, valid_until: iso(moments[1]!) }, 3],
+      ['elsewhere', { prefix: 'EL-', site_ids: ['FZ-OTHER', 'fz-site', 'FZ-SITE '] }, 3],
+      ['changing 1', { prefix: 'C1-', ...firstChange }, 5],
+      ['changing 2', { prefix: 'C2-', ...secondChange }, 5],
+    ];
+    const created = new Map<string, { id: number; codes: string[]; generator: Record<string, unknown> }>();
+    await Promise.all(
+      plans.map(async ([name, fields, count]) => {
+        const generator = await createGenerator(owner, { generation_type: 'tillgate', code_length: 6, store_id: 9, ...fields });
+        const response = await call(api, core, 'POST', `/v1.0/codegen/${generator.id}/codes`, { token: owner.token, body: { count } });
+        expect(response.status, response.text).toBe(201);
+        issued.set(generator.id, new Set(response.json.codes));
+        created.set(name, { id: generator.id, codes: response.json.codes, generator: generator as unknown as Record<string, unknown> });
+      }),
+    );
+    const stopped = created.get('stopped')!;
     const patched = await call(api, core, 'PATCH', `/v1.0/codegen/${stopped.id}`, { token: owner.token, body: { code_generator: { status: 'inactive' } } });
     expect(patched.status).toBe(200);
-    const strangerCodes = [...issued.get(generators.get(stranger.accountId)![0]!.id)!];
-    const ownCodes = [...issued.get(active.id)!, ...issued.get(stopped.id)!];
+    stopped.generator = patched.json.code_generator;
+    const changing = [created.get('changing 1')!.id, created.get('changing 2')!.id];
+
+    const strangerGenerator = generators.get(stranger.accountId)![0]!;
+    const strangerCodes = [...issued.get(strangerGenerator.id)!];
+    // In the plans' order (the generators were created concurrently), so that a seed picks the same codes again.
+    const inOrder = plans.map(([name]) => created.get(name)!);
+    const ownCodes = inOrder.flatMap(({ codes }) => codes);
     const models = new Map<number, TillModel>();
-    const modelOf = (account: Account, codes: Map<string, { generatorId: number; active: boolean }>) =>
-      models.set(account.accountId, { codes, holders: new Map(), held: new Map(), voided: new Set<string>() });
+    const modelOf = (account: Account, promotions: Map<number, Promotion>, codes: Map<string, { generatorId: number }>) =>
+      models.set(account.accountId, { codes, promotions, holders: new Map(), held: new Map(), given: new Map(), voided: new Set<string>() });
     modelOf(
       owner,
-      new Map(
-        ownCodes.map((code) => [code, { generatorId: issued.get(active.id)!.has(code) ? active.id : stopped.id, active: issued.get(active.id)!.has(code) }]),
-      ),
+      new Map(inOrder.map(({ id, generator }) => [id, promotionOf(generator)])),
+      new Map(inOrder.flatMap(({ id, codes }) => codes.map((code) => [code, { generatorId: id }] as const))),
     );
-    modelOf(stranger, new Map(strangerCodes.map((code) => [code, { generatorId: generators.get(stranger.accountId)![0]!.id, active: true }])));
+    modelOf(
+      stranger,
+      new Map([[strangerGenerator.id, promotionOf(strangerGenerator as unknown as Record<string, unknown>)]]),
+      new Map(strangerCodes.map((code) => [code, { generatorId: strangerGenerator.id }])),
+    );
     // One transaction of each account is voided before anything is redeemed on it.
     for (const account of [owner, stranger]) {
       const voided = await call(api, 'pos', 'POST', '/v2.0/voided_transactions', {
@@ -181,8 +300,9 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
     }
 
     const mixCase = (code: string, mask: number) => [...code].map((c, i) => ((mask >> i) & 1 ? c.toLowerCase() : c)).join('');
+    const ownCode = fc.tuple(fc.constantFrom(...ownCodes), fc.nat()).map(([code, mask]) => mixCase(code, mask));
     const codeChoice = fc.oneof(
-      { arbitrary: fc.tuple(fc.constantFrom(...ownCodes), fc.nat()).map(([code, mask]) => mixCase(code, mask)), weight: 10 },
+      { arbitrary: ownCode, weight: 10 },
       { arbitrary: fc.constantFrom(...strangerCodes), weight: 2 },
       {
         arbitrary: fc.oneof(
@@ -208,147 +328,327 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
         weight: 3,
       },
     );
-    const validRedemption = fc.record({
-      site_id: fc.oneof(
-        { arbitrary: fc.constant('FZ-SITE'), weight: 6 },
-        { arbitrary: fc.constantFrom('a/b', 'Zürich 1', '😀', ' ', '\ud800', 'x\udfff'), weight: 1 },
-      ),
-      pos_transaction_id: fc.constantFrom('F-1', 'F-2', 'F-3', 'F-4', 'F-VOID'),
-      codes: fc.oneof(
-        // Mostly the owner's own codes, so that sales fill up, collide and get voided.
-        {
-          arbitrary: fc.array(
-            fc.tuple(fc.constantFrom(...ownCodes), fc.nat()).map(([code, mask]) => mixCase(code, mask)),
-            { minLength: 1, maxLength: 4 },
-          ),
-          weight: 3,
-        },
-        { arbitrary: fc.array(codeChoice, { minLength: 1, maxLength: 10 }), weight: 2 },
+    // The sale's total, in the currencies of the promotions and others; around the minimums, at the ends of the range.
+    const total = fc.oneof(
+      { arbitrary: fc.integer({ min: 0, max: 100_000 }), weight: 4 },
+      { arbitrary: fc.constantFrom(0, 1, 7, 999, 1000, 1999, 2000, 4999, 5000, 10 ** 12 - 1, 10 ** 12), weight: 3 },
+      { arbitrary: fc.integer({ min: 0, max: 10 ** 12 }), weight: 1 },
+    );
+    const basket = fc.oneof(
+      {
+        arbitrary: fc
+          .tuple(
+            total,
+            fc.constantFrom('EUR', 'EUR', 'EUR', 'JPY', 'JPY', 'USD', 'BHD', 'CLF'),
+            fc.option(fc.constantFrom('vat_included', 'items', 'total_net'), { nil: undefined }),
+          )
+          .map(([t, currency, extra]) => ({ total: t, currency, ...(extra === undefined ? {} : { [extra]: extra === 'items' ? 3 : true }) })),
+        weight: 8,
+      },
+      { arbitrary: fc.constant(null), weight: 1 },
+      {
+        // Not a basket: a negative, fractional or too large total, a currency in lower case or not in ISO 4217, a key missing, not an object.
+        arbitrary: fc.constantFrom<unknown>(
+          { total: -1, currency: 'EUR' },
+          { total: 12.5, currency: 'EUR' },
+          { total: 10 ** 12 + 1, currency: 'EUR' },
+          { total: 1e21, currency: 'EUR' },
+          { total: '4250', currency: 'EUR' },
+          { total: null, currency: 'EUR' },
+          { total: 4250, currency: 'eur' },
+          { total: 4250, currency: 'Eur' },
+          { total: 4250, currency: 'XYZ' },
+          { total: 4250, currency: 'XAU' },
+          { total: 4250, currency: 'EURO' },
+          { total: 4250 },
+          { currency: 'EUR' },
+          {},
+          [4250, 'EUR'],
+          'EUR 42.50',
+          4250,
+        ),
+        weight: 2,
+      },
+    );
+    // A sale's currency is mostly that of its first code's promotion (as created), so that baskets meet their minimums and discounts.
+    const currencyOf = new Map(
+      inOrder.flatMap(({ codes, generator }) => {
+        const currency = promotionCurrency(promotionOf(generator));
+        return currency === undefined ? [] : codes.map((code) => [code, currency] as const);
+      }),
+    );
+    const inCurrencyOfFirstCode = (transaction: Record<string, unknown>, follow: boolean) => {
+      const basket = transaction.basket as Record<string, unknown> | null | undefined;
+      const currency = currencyOf.get(String((transaction.codes as string[])[0]).toUpperCase());
+      if (!follow || currency === undefined || typeof basket !== 'object' || basket === null || Array.isArray(basket) || !isCurrencyCode(basket.currency))
+        return transaction;
+      return { ...transaction, basket: { ...basket, currency } };
+    };
+    const validRedemption = fc.record(
+      {
+        site_id: fc.oneof(
+          { arbitrary: fc.constant('FZ-SITE'), weight: 5 },
+          { arbitrary: fc.constant('FZ-OTHER'), weight: 2 },
+          { arbitrary: fc.constantFrom('a/b', 'Zürich 1', '😀', ' ', '\ud800', 'x\udfff', 'fz-site'), weight: 1 },
+        ),
+        // Sales that take several codes in turn, until a void ends them (F-VOID was voided first).
+        pos_transaction_id: fc.oneof(
+          { arbitrary: fc.integer({ min: 1, max: 12 }).map((n) => `F-${n}`), weight: 12 },
+          { arbitrary: fc.constant('F-VOID'), weight: 1 },
+        ),
+        codes: fc.oneof(
+          // Mostly the owner's own codes, so that sales fill up, collide and get voided; often one
+          // at a time, as a till scans them, so that a sale takes several and applies them in turn.
+          { arbitrary: fc.tuple(ownCode), weight: 3 },
+          { arbitrary: fc.array(ownCode, { minLength: 1, maxLength: 4 }), weight: 3 },
+          { arbitrary: fc.array(codeChoice, { minLength: 1, maxLength: 10 }), weight: 1 },
+        ),
+        basket,
+      },
+      { requiredKeys: ['site_id', 'pos_transaction_id', 'codes'] },
+    );
+    const sale = fc.tuple(validRedemption, fc.nat(9)).map(([transaction, n]) => inCurrencyOfFirstCode(transaction, n < 7));
+    // A sale as most tills make one: at the fuzzer's site, in one currency, with codes of the
+    // promotions that take it (as created: the changing ones may have moved since) and a basket
+    // mostly above their minimums, so that codes apply in turn and a sale's earlier codes count.
+    const takes = (currency: string) =>
+      ['plain', 'percent', 'all', ...({ EUR: ['capped'], JPY: ['yen'], BHD: ['dinar'] } as Record<string, string[]>)[currency]!].flatMap(
+        (name) => created.get(name)!.codes,
+      );
+    const friendlySale = fc.constantFrom('EUR', 'EUR', 'JPY', 'BHD').chain((currency) =>
+      fc.record({
+        site_id: fc.constant('FZ-SITE'),
+        pos_transaction_id: fc.integer({ min: 1, max: 12 }).map((n) => `F-${n}`),
+        codes: fc.array(
+          fc.tuple(fc.constantFrom(...takes(currency)), fc.nat()).map(([code, mask]) => mixCase(code, mask)),
+          { minLength: 1, maxLength: 3 },
+        ),
+        basket: fc.record({
+          total: fc.oneof({ arbitrary: fc.integer({ min: 5000, max: 200_000 }), weight: 3 }, { arbitrary: total, weight: 1 }),
+          currency: fc.constant(currency),
+        }),
+      }),
+    );
+    // Hostile bodies under every token and content type, or a well-formed body of one of the two accounts.
+    const request = fc.oneof(
+      {
+        arbitrary: fc.record({
+          token: tokenChoice,
+          bytes: bodies('transaction', sale, ['site_id', 'pos_transaction_id', 'codes', 'till_id', 'basket']),
+          type: contentType,
+          resend: fc.constant(false),
+        }),
+        weight: 2,
+      },
+      {
+        arbitrary: fc.record({
+          token: fc.constantFrom<TokenChoice>('owner', 'owner', 'owner', 'owner', 'stranger'),
+          bytes: fc
+            .oneof({ arbitrary: sale, weight: 3 }, { arbitrary: friendlySale, weight: 2 })
+            .map((transaction) => Buffer.from(JSON.stringify({ transaction }))),
+          type: fc.constant<string | undefined>('application/json'),
+          // A till adding codes to its sale sends the codes the sale holds again (the model knows which).
+          resend: fc.boolean(),
+        }),
+        weight: 3,
+      },
+    );
+    const action = fc.oneof(
+      { arbitrary: fc.constant('redeem' as const), weight: 12 },
+      { arbitrary: fc.constant('validate' as const), weight: 6 },
+      { arbitrary: fc.constant('void' as const), weight: 2 },
+      // A change brings the promotion's 64 shards to its new version before its 200: dear, so rarer.
+      { arbitrary: fc.constant('change' as const), weight: 1 },
+    );
+    // A change of one of the two changing promotions: all its terms at once, or its status.
+    const change = fc.record({
+      which: fc.nat(1),
+      body: fc.oneof(
+        { arbitrary: consistentTerms(moments), weight: 4 },
+        { arbitrary: fc.record({ status: fc.constantFrom('active', 'inactive') }), weight: 1 },
       ),
     });
-    const action = fc.oneof(
-      { arbitrary: fc.constant('redeem' as const), weight: 6 },
-      { arbitrary: fc.constant('validate' as const), weight: 3 },
-      { arbitrary: fc.constant('void' as const), weight: 1 },
-    );
     const statuses = new Map<string, number>();
+    const failuresSeen = new Map<string, number>();
     let redeemedCodes = 0;
     let released = 0;
+    let amounts = 0;
+    /** Successful answers where two codes or more took an amount off; where a code held with an amount met a new one. */
+    let stacked = 0;
+    let addedToSale = 0;
 
     await fc.assert(
-      fc.asyncProperty(
-        tokenChoice,
-        action,
-        bodies('transaction', validRedemption, ['site_id', 'pos_transaction_id', 'codes', 'till_id']),
-        contentType,
-        async (token, what, bytes, type) => {
-          const caller = callerOf(token);
-          const path = what === 'redeem' ? '/v2.0/redeemed_codes' : what === 'validate' ? '/v2.0/validated_codes' : '/v2.0/voided_transactions';
-          const headers = [...tokenHeaders(token)];
-          if (type !== undefined) headers.push('Content-Type', type);
-          const eventsBefore = caller ? await eventsSummary(caller) : [];
-          const response = await sendTo(api, 'pos', { method: 'POST', path, headers, body: bytes });
-          const where = `POST ${path} (${token}, ${type}) ${bytes.toString('utf8').slice(0, 300)} → ${response.status} ${response.text.slice(0, 400)}`;
-          statuses.set(`${what} ${response.status}`, (statuses.get(`${what} ${response.status}`) ?? 0) + 1);
-          expect(response.status, where).toBeLessThan(500);
-          const headersSeen = new Headers();
-          for (const [name, value] of Object.entries(response.headers))
-            if (value !== undefined) headersSeen.set(name, Array.isArray(value) ? value.join(', ') : value);
-          checkAgainstOpenApi('pos', 'POST', path, { status: response.status, headers: headersSeen, text: response.text });
-          if (!caller) {
-            expect(response.status, where).toBe(401);
-            expectClientError('pos', response, 'POST');
-            return;
-          }
-          const verdict = judgeRedemption(bytes, type);
-          const eventsAfter = async () => (await eventsSummary(caller)).filter((e) => !eventsBefore.includes(e));
-          if (what === 'void') {
-            // A void's body is judged by the void's own fuzzer: here only what it releases matters.
-            if (response.status !== 200) {
-              expect(await eventsAfter(), where).toEqual([]);
-              return;
-            }
-            const model = models.get(caller.accountId)!;
-            const sent = JSON.parse(bytes.toString('utf8')).transaction;
-            const me = JSON.stringify([sent.site_id, sent.pos_transaction_id]);
-            const messages = response.json.transaction.display_messages as { message_id: string; message_content: { code?: string } }[];
-            expect(messages[0]!.message_id, where).toBe('transaction_voided');
-            const replayed = response.headers['idempotent-replayed'] === 'true';
-            if (!replayed) {
-              expect(
-                messages.slice(1).map((m) => m.message_content.code),
-                where,
-              ).toEqual(model.held.get(me) ?? []);
-              for (const code of model.held.get(me) ?? []) model.holders.delete(code);
-              released += model.held.get(me)?.length ?? 0;
-              model.held.delete(me);
-              (model.voided as Set<string>).add(me);
-            } else expect(model.voided.has(me), where).toBe(true);
-            return;
-          }
-          const generic = bodyStatus(verdict, true, undefined);
-          if (generic !== 'success') {
-            expect(response.status, where).toBe(generic);
-            expectClientError('pos', response, 'POST');
+      fc.asyncProperty(action, request, change, async (what, { token, bytes: generated, type, resend }, { which, body: changed }) => {
+        if (what === 'change') {
+          const id = changing[which]!;
+          const response = await call(api, core, 'PATCH', `/v1.0/codegen/${id}`, { token: owner.token, body: { code_generator: changed } });
+          expect(response.status, `PATCH ${id} ${JSON.stringify(changed)} → ${response.text}`).toBe(200);
+          models.get(owner.accountId)!.promotions.set(id, promotionOf(response.json.code_generator));
+          statuses.set('change 200', (statuses.get('change 200') ?? 0) + 1);
+          return;
+        }
+        const caller = callerOf(token);
+        let bytes = generated;
+        if (resend && caller) {
+          const { transaction } = JSON.parse(generated.toString('utf8'));
+          const holding = models.get(caller.accountId)!.held.get(JSON.stringify([transaction.site_id, transaction.pos_transaction_id])) ?? [];
+          if (holding.length > 0)
+            bytes = Buffer.from(JSON.stringify({ transaction: { ...transaction, codes: [...holding.slice(-3), ...transaction.codes].slice(0, 10) } }));
+        }
+        const path = what === 'redeem' ? '/v2.0/redeemed_codes' : what === 'validate' ? '/v2.0/validated_codes' : '/v2.0/voided_transactions';
+        const headers = [...tokenHeaders(token)];
+        if (type !== undefined) headers.push('Content-Type', type);
+        const eventsBefore = caller ? await eventsSummary(caller) : [];
+        const before = Date.now();
+        const response = await sendTo(api, 'pos', { method: 'POST', path, headers, body: bytes });
+        const after = Date.now();
+        const where = `POST ${path} (${token}, ${type}) ${bytes.toString('utf8').slice(0, 400)} → ${response.status} ${response.text.slice(0, 600)}`;
+        statuses.set(`${what} ${response.status}`, (statuses.get(`${what} ${response.status}`) ?? 0) + 1);
+        expect(response.status, where).toBeLessThan(500);
+        const headersSeen = new Headers();
+        for (const [name, value] of Object.entries(response.headers))
+          if (value !== undefined) headersSeen.set(name, Array.isArray(value) ? value.join(', ') : value);
+        checkAgainstOpenApi('pos', 'POST', path, { status: response.status, headers: headersSeen, text: response.text });
+        if (!caller) {
+          expect(response.status, where).toBe(401);
+          expectClientError('pos', response, 'POST');
+          return;
+        }
+        const verdict = judgeRedemption(bytes, type);
+        const eventsAfter = async () => (await eventsSummary(caller)).filter((e) => !eventsBefore.includes(e));
+        if (what === 'void') {
+          // A void's body is judged by the void's own fuzzer: here only what it releases matters.
+          if (response.status !== 200) {
             expect(await eventsAfter(), where).toEqual([]);
             return;
           }
-          const body = (verdict as { value: unknown }).value as RedemptionBody;
           const model = models.get(caller.accountId)!;
-          const judged = judgeTill(body, model);
-          const display = response.json?.transaction?.display_messages as {
-            message: string;
-            message_id: string;
-            message_content: Record<string, unknown>;
-            priority: number;
-          }[];
-          if (judged.kind === 'refused') {
-            expect(response.status, where).toBe(judged.status);
-            expectStandardHeaders(response);
+          const sent = JSON.parse(bytes.toString('utf8')).transaction;
+          const me = JSON.stringify([sent.site_id, sent.pos_transaction_id]);
+          const messages = response.json.transaction.display_messages as { message_id: string; message_content: { code?: string } }[];
+          expect(messages[0]!.message_id, where).toBe('transaction_voided');
+          const replayed = response.headers['idempotent-replayed'] === 'true';
+          if (!replayed) {
             expect(
-              display.map((m) => m.message_id),
+              messages.slice(1).map((m) => m.message_content.code),
               where,
-            ).toEqual(judged.messageIds);
-            expect(response.json.transaction.errors, where).toHaveLength(judged.messageIds.length);
-            for (const m of display) expect(m.priority).toBe(1);
-            expect(await eventsAfter(), where).toEqual([]);
-            return;
+            ).toEqual(model.held.get(me) ?? []);
+            for (const code of model.held.get(me) ?? []) {
+              model.holders.delete(code);
+              model.given.delete(code);
+            }
+            released += model.held.get(me)?.length ?? 0;
+            model.held.delete(me);
+            (model.voided as Set<string>).add(me);
+          } else expect(model.voided.has(me), where).toBe(true);
+          return;
+        }
+        const generic = bodyStatus(verdict, true, undefined);
+        if (generic !== 'success') {
+          expect(response.status, where).toBe(generic);
+          expectClientError('pos', response, 'POST');
+          if (verdict.kind === 'invalid') {
+            // A basket at fault is named by the message of one of the errors (pos errors carry a message only).
+            const messages = (response.json.transaction.errors as { message: string }[]).map((e) => e.message);
+            for (const field of [...verdict.fields].filter((f) => f.startsWith('transaction.basket')))
+              expect(
+                messages.some((m) => m.startsWith(`${field} `)),
+                `${where}: ${field}`,
+              ).toBe(true);
           }
-          expect(response.status, where).toBe(200);
+          expect(await eventsAfter(), where).toEqual([]);
+          return;
+        }
+        const body = (verdict as { value: unknown }).value as RedemptionBody;
+        const model = models.get(caller.accountId)!;
+        // "Now" is the service's clock while it handled the request; the bounds are far from it.
+        const judged = judgeTill(body, model, before);
+        expect(JSON.stringify(judgeTill(body, model, after)), 'a bound fell within the request').toBe(JSON.stringify(judged));
+        const display = response.json?.transaction?.display_messages as {
+          message: string;
+          message_id: string;
+          message_content: Record<string, unknown>;
+          priority: number;
+        }[];
+        if (judged.kind === 'refused') {
+          expect(response.status, where).toBe(judged.status);
           expectStandardHeaders(response);
-          expect(response.json.transaction.errors).toEqual([]);
           expect(
-            display.map((m) => m.message_content.code),
+            display.map((m) => m.message_id),
             where,
-          ).toEqual(judged.codes);
-          expect(new Set(display.map((m) => m.message_id)), where).toEqual(new Set([what === 'redeem' ? 'code_redeemed' : 'code_valid']));
-          for (const m of display) expect(m.message_content.code_generator_id, where).toBe(model.codes.get(m.message_content.code as string)!.generatorId);
-          const added = await eventsAfter();
-          if (what === 'validate' || judged.fresh.length === 0) expect(added, where).toEqual([]);
-          else {
-            expect(added, where).toHaveLength(1);
-            expect(added[0], where).toMatch(/^\d+:codes\.redeemed:/);
-            const me = JSON.stringify([body.site_id, body.pos_transaction_id]);
-            for (const code of judged.fresh) model.holders.set(code, me);
-            model.held.set(me, [...(model.held.get(me) ?? []), ...judged.fresh]);
-            redeemedCodes += judged.fresh.length;
+          ).toEqual(judged.failures.map((f) => f.messageId));
+          expect(response.json.transaction.errors, where).toHaveLength(judged.failures.length);
+          judged.failures.forEach((failure, i) => {
+            const message = display[i]!;
+            const content = failure.code === undefined ? failure.content : { code: failure.code, code_generator_id: failure.generatorId, ...failure.content };
+            expect(message.message_content, where).toEqual(content);
+            expectCashierText(message.message, failure, body);
+            expect(message.priority).toBe(1);
+            failuresSeen.set(failure.messageId, (failuresSeen.get(failure.messageId) ?? 0) + 1);
+          });
+          expect(await eventsAfter(), where).toEqual([]);
+          return;
+        }
+        expect(response.status, where).toBe(200);
+        expectStandardHeaders(response);
+        expect(response.json.transaction.errors).toEqual([]);
+        expect(display, where).toHaveLength(judged.codes.length);
+        const redeemedAt = display.find((_, i) => !judged.codes[i]!.held)?.message_content.redeemed_at;
+        judged.codes.forEach(({ code, generatorId, given, held }, i) => {
+          const off = given.discount_amount === undefined ? '' : `: ${formatMoney(given.discount_amount, given.currency!)} off`;
+          const at = what === 'validate' ? {} : { redeemed_at: held ? model.given.get(code)!.redeemedAt : redeemedAt };
+          expect(display[i], where).toEqual({
+            message: what === 'redeem' ? `Code ${code} redeemed${off}` : `Code ${code} is valid${off}`,
+            message_id: what === 'redeem' ? 'code_redeemed' : 'code_valid',
+            message_content: { code, code_generator_id: generatorId, description: model.promotions.get(generatorId)!.description, ...at, ...given },
+            priority: 1,
+          });
+          if (given.discount_amount !== undefined) amounts += 1;
+        });
+        const withAmounts = judged.codes.filter(({ given }) => given.discount_amount !== undefined);
+        if (withAmounts.length > 1) stacked += 1;
+        if (withAmounts.some(({ held }) => held) && withAmounts.some(({ held }) => !held)) addedToSale += 1;
+        if (what === 'redeem' && judged.fresh.length > 0) expect(redeemedAt, where).toMatch(RFC3339_MILLIS_UTC);
+        const added = await eventsAfter();
+        if (what === 'validate' || judged.fresh.length === 0) expect(added, where).toEqual([]);
+        else {
+          expect(added, where).toHaveLength(1);
+          expect(added[0], where).toMatch(/^\d+:codes\.redeemed:/);
+          const me = JSON.stringify([body.site_id, body.pos_transaction_id]);
+          for (const { code, given, held } of judged.codes) {
+            if (held) continue;
+            model.holders.set(code, me);
+            model.given.set(code, { ...given, redeemedAt: redeemedAt as string });
           }
-        },
-      ),
+          model.held.set(me, [...(model.held.get(me) ?? []), ...judged.fresh]);
+          redeemedCodes += judged.fresh.length;
+        }
+      }),
     );
-    // The tables agree with the model: each of the owner's codes is held by the transaction the model says, or by none.
-    const holders = models.get(owner.accountId)!.holders;
-    for (const code of ownCodes) {
-      const read = await call(api, core, 'GET', `/v1.0/codegen/${models.get(owner.accountId)!.codes.get(code)!.generatorId}/codes/${code}`, {
-        token: owner.token,
-      });
-      const holder = holders.get(code);
+    // The tables agree with the model: each of the owner's codes is held by the transaction the
+    // model says, with the amount it recorded, or by none.
+    const model = models.get(owner.accountId)!;
+    const reads = await Promise.all(
+      ownCodes.map((code) => call(api, core, 'GET', `/v1.0/codegen/${model.codes.get(code)!.generatorId}/codes/${code}`, { token: owner.token })),
+    );
+    for (const [i, code] of ownCodes.entries()) {
+      const read = reads[i]!;
+      const holder = model.holders.get(code);
+      const given = model.given.get(code);
       expect(read.json.code, code).toMatchObject(
         holder === undefined
-          ? { site_id: null, pos_transaction_id: null, redeemed_at: null }
-          : { site_id: JSON.parse(holder)[0], pos_transaction_id: JSON.parse(holder)[1] },
+          ? { site_id: null, pos_transaction_id: null, redeemed_at: null, discount_amount: null, currency: null }
+          : {
+              site_id: JSON.parse(holder)[0],
+              pos_transaction_id: JSON.parse(holder)[1],
+              redeemed_at: given!.redeemedAt,
+              discount_amount: given!.discount_amount ?? null,
+              currency: given!.currency ?? null,
+            },
       );
     }
-    console.log(`fuzz till: ${numRuns} runs, ${redeemedCodes} codes redeemed, ${released} released, statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+    console.log(
+      `fuzz till: ${numRuns} runs, ${redeemedCodes} codes redeemed, ${released} released, ${amounts} amounts in successful answers (${stacked} with two or more, ${addedToSale} beside a code held with its amount), failures ${JSON.stringify(Object.fromEntries(failuresSeen))}, statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
+    );
   });
 });

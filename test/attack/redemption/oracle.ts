@@ -1,3 +1,4 @@
+import { minorUnits } from '../../../functions/codes/currencies.ts';
 import { codePoints, envelope, isObject, parseRoot, type BodyVerdict, type ResourceVerdict } from '../http/oracle.ts';
 
 /**
@@ -68,17 +69,43 @@ const VOID_FIELDS = [
   'receipt_id',
 ];
 
+/** The sale a till may send with its codes: the total before this request's discounts, in minor units. */
+interface Basket {
+  total: number;
+  currency: string;
+}
+
 export interface RedemptionBody {
   site_id: string;
   pos_transaction_id: string;
   codes: string[];
+  basket?: Basket;
+}
+
+/** ISO 4217 codes with a minor unit: three uppercase letters the table lists. */
+export const isCurrencyCode = (value: unknown): value is string => typeof value === 'string' && /^[A-Z]{3}$/.test(value) && minorUnits(value) !== undefined;
+
+/**
+ * `transaction.basket`: absent or null is no basket; else `{"total":t,"currency":c}`, t an integer
+ * 0–10^12, c an ISO 4217 code; keys inside it that the contract does not name are ignored.
+ * Returns the fields at fault (empty for a good or absent basket).
+ */
+function basketProblems(basket: unknown): string[] {
+  if (basket === undefined || basket === null) return [];
+  if (!isObject(basket)) return ['transaction.basket'];
+  const wrong: string[] = [];
+  const total = basket.total;
+  if (!(typeof total === 'number' && Number.isInteger(total) && total >= 0 && total <= 10 ** 12)) wrong.push('transaction.basket.total');
+  if (!isCurrencyCode(basket.currency)) wrong.push('transaction.basket.currency');
+  return wrong;
 }
 
 /**
  * POST /v2.0/redeemed_codes and /v2.0/validated_codes: `{"transaction":{…}}` read as a void is
  * (unknown keys ignored, null absent), `site_id` and `pos_transaction_id` strings of 1–128
- * characters, the other void fields strings of at most 128, and `codes` an array of 1–10
- * strings of 1–64 characters. Invalid fields all answer 422 (pos errors name no field).
+ * characters, the other void fields strings of at most 128, `codes` an array of 1–10 strings of
+ * 1–64 characters, and an optional `basket`. Invalid fields all answer 422 (pos errors name no
+ * field; their messages do).
  */
 export function judgeRedemption(bytes: Buffer, contentType: string | undefined): BodyVerdict {
   const read = envelope(bytes, contentType);
@@ -110,29 +137,134 @@ export function judgeRedemption(bytes: Buffer, contentType: string | undefined):
   ) {
     wrong.add('transaction.codes');
   }
+  for (const field of basketProblems(resource.basket)) wrong.add(field);
   if (wrong.size > 0) return { kind: 'invalid', fields: wrong };
-  return { kind: 'valid', value: { site_id: resource.site_id, pos_transaction_id: resource.pos_transaction_id, codes } };
+  const basket = resource.basket as { total: number; currency: string } | null | undefined;
+  return {
+    kind: 'valid',
+    value: {
+      site_id: resource.site_id,
+      pos_transaction_id: resource.pos_transaction_id,
+      codes,
+      ...(basket ? { basket: { total: basket.total, currency: basket.currency } } : {}),
+    },
+  };
 }
 
-/** What a till's shop holds, as the fuzzer has made it: codes, who holds them, voided transactions. */
+/** A promotion as the till's judge reads it: a code generator's status, description and terms (as a read of it shows them). */
+export interface Promotion {
+  status: string;
+  description: string;
+  discount: Discount;
+  minimum_basket: { amount: number; currency: string } | null;
+  valid_from: string | null;
+  valid_until: string | null;
+  site_ids: string[] | null;
+}
+type Discount =
+  | { type: 'none' }
+  | { type: 'percent'; percent_off: number; max_amount_off?: number; currency?: string }
+  | { type: 'amount'; amount_off: number; currency: string };
+
+/** What a code gave the transaction that holds it (or would give): the discount, and the amount when one was computed. */
+interface Given {
+  discount: Discount;
+  discount_amount?: number;
+  currency?: string;
+}
+
+/** What a till's shop holds, as the fuzzer has made it: codes, their promotions, who holds which code and what it gave, voided transactions. */
 export interface TillModel {
   /** The caller's issued codes (as issued) and their generator. */
-  readonly codes: ReadonlyMap<string, { generatorId: number; active: boolean }>;
+  readonly codes: ReadonlyMap<string, { generatorId: number }>;
+  /** Generator id → its status, description and terms now. */
+  readonly promotions: Map<number, Promotion>;
   /** Code → the transaction (site/pos JSON) holding it. */
   readonly holders: Map<string, string>;
   /** Transaction (site/pos JSON) → the codes it holds. */
   readonly held: Map<string, string[]>;
+  /** Code → what it gave the transaction holding it, and when it was redeemed. */
+  readonly given: Map<string, Given & { redeemedAt: string }>;
   readonly voided: ReadonlySet<string>;
 }
 
-export type RedemptionVerdict = { kind: 'success'; codes: string[]; fresh: string[] } | { kind: 'refused'; status: 409 | 422; messageIds: string[] };
+/** A failing code (`code` as issued, or as sent when not found), or a failure of the whole request. */
+export interface Failure {
+  messageId: string;
+  code?: string;
+  generatorId?: number;
+  /** The display message's `message_content` beside `code` and `code_generator_id`. */
+  content?: Record<string, unknown>;
+}
+
+export type RedemptionVerdict =
+  | { kind: 'success'; codes: { code: string; generatorId: number; given: Given; held: boolean }[]; fresh: string[] }
+  | { kind: 'refused'; status: 409 | 422; failures: Failure[] };
+
+/** The promotion's currency: its discount's, else its minimum basket's, else none (it takes a basket in any). */
+export function promotionCurrency(promotion: Promotion): string | undefined {
+  return ('currency' in promotion.discount ? promotion.discount.currency : undefined) ?? promotion.minimum_basket?.currency;
+}
 
 /**
- * The answer PRODUCT.md gives a valid redemption (or check) in a known state: each distinct code
- * (ASCII letters folded, listed twice counts once) in order; 422 if any is not the account's,
- * else 409 if any fails or the transaction was voided or would hold more than 50 codes.
+ * The first term of PRODUCT.md's order a code of this promotion breaks for this till at `now`
+ * (the service's clock), with what its display message names; undefined when it breaks none.
+ * The minimum is compared with the basket's total as sent.
  */
-export function judgeTill(body: RedemptionBody, model: TillModel): RedemptionVerdict {
+function brokenTerm(promotion: Promotion, siteId: string, basket: Basket | undefined, now: number): Omit<Failure, 'code' | 'generatorId'> | undefined {
+  if (promotion.status !== 'active') return { messageId: 'code_generator_inactive', content: {} };
+  if (promotion.valid_from !== null && now < Date.parse(promotion.valid_from))
+    return { messageId: 'code_not_yet_valid', content: { valid_from: promotion.valid_from } };
+  if (promotion.valid_until !== null && now >= Date.parse(promotion.valid_until))
+    return { messageId: 'code_expired', content: { valid_until: promotion.valid_until } };
+  if (promotion.site_ids !== null && !promotion.site_ids.includes(siteId)) return { messageId: 'code_not_valid_at_site', content: { site_id: siteId } };
+  const minimum = promotion.minimum_basket;
+  if (minimum !== null && basket === undefined) return { messageId: 'basket_required', content: { minimum_basket: minimum } };
+  const currency = promotionCurrency(promotion);
+  if (basket !== undefined && currency !== undefined && basket.currency !== currency)
+    return { messageId: 'currency_mismatch', content: { currency, basket_currency: basket.currency } };
+  if (minimum !== null && basket!.total < minimum.amount)
+    return { messageId: 'basket_below_minimum', content: { minimum_basket: minimum, basket_total: basket!.total } };
+  return undefined;
+}
+
+/** A percentage in hundredths, from the shortest decimal form of the number (it has at most two decimals). */
+function hundredths(percent: number): bigint {
+  const [whole = '0', fraction = ''] = String(percent).split('.');
+  return BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0'));
+}
+
+/**
+ * What a discount takes off what is left of the basket, in minor units: for `percent` left ×
+ * percent_off / 100 rounded half up (exact, in integers), capped by max_amount_off; for `amount`
+ * the smaller of amount_off and what is left.
+ */
+function amountOff(discount: Discount, left: number): number {
+  if (discount.type === 'amount') return Math.min(discount.amount_off, left);
+  if (discount.type === 'none') return 0;
+  const off = Number((BigInt(left) * hundredths(discount.percent_off) * 2n + 10_000n) / 20_000n);
+  return discount.max_amount_off === undefined ? off : Math.min(off, discount.max_amount_off);
+}
+
+/** An amount as a cashier reads it: the major unit with the currency's ISO 4217 decimals, and its code (`2.50 EUR`, `300 JPY`). */
+export function formatMoney(amount: number, currency: string): string {
+  const decimals = minorUnits(currency)!;
+  if (decimals === 0) return `${amount} ${currency}`;
+  const digits = String(amount).padStart(decimals + 1, '0');
+  return `${digits.slice(0, digits.length - decimals)}.${digits.slice(digits.length - decimals)} ${currency}`;
+}
+
+/**
+ * The answer PRODUCT.md gives a valid redemption (or check) in a known state at `now`: each
+ * distinct code (ASCII letters folded, listed twice counts once) in order; a code this
+ * transaction holds is not judged again and gives what it recorded; any other is judged by its
+ * promotion's terms in PRODUCT.md's order, then by whether another transaction holds it. 422 if
+ * any code is not the account's, else 409 if any fails or the transaction was voided or would
+ * hold more than 50 codes. On success each code's discount and amount: the codes apply in their
+ * order to what is left of the basket, a held code taking off what it recorded (in the basket's
+ * currency), a fresh one what its discount takes (none without a basket or for type none).
+ */
+export function judgeTill(body: RedemptionBody, model: TillModel, now: number): RedemptionVerdict {
   const me = JSON.stringify([body.site_id, body.pos_transaction_id]);
   const seen = new Set<string>();
   const distinct: { typed: string; issued?: string }[] = [];
@@ -143,31 +275,47 @@ export function judgeTill(body: RedemptionBody, model: TillModel): RedemptionVer
     seen.add(identity);
     distinct.push({ typed, ...(folded !== undefined && model.codes.has(folded) ? { issued: folded } : {}) });
   }
-  const ids: string[] = [];
-  const fresh: string[] = [];
-  // The 50-code bound counts every code the request would add, whatever its generator's status.
+  const failures: Failure[] = [];
+  const succeeding: { code: string; generatorId: number; held: boolean }[] = [];
+  // The 50-code bound counts every code the request would add (held by no one), whatever its terms.
   let adding = 0;
   let notFound = false;
   for (const code of distinct) {
     if (code.issued === undefined) {
-      ids.push('code_not_found');
+      failures.push({ messageId: 'code_not_found', content: { code: code.typed } });
       notFound = true;
       continue;
     }
+    const generatorId = model.codes.get(code.issued)!.generatorId;
     const holder = model.holders.get(code.issued);
-    if (holder === me) continue;
-    // An inactive generator is named before a code held by another transaction (PRODUCT.md's order).
-    if (holder !== undefined) ids.push(model.codes.get(code.issued)!.active ? 'code_already_redeemed' : 'code_generator_inactive');
-    else {
-      if (model.codes.get(code.issued)!.active) fresh.push(code.issued);
-      else ids.push('code_generator_inactive');
-      adding++;
+    if (holder === me) {
+      succeeding.push({ code: code.issued, generatorId, held: true });
+      continue;
     }
+    if (holder === undefined) adding++;
+    const broken = brokenTerm(model.promotions.get(generatorId)!, body.site_id, body.basket, now);
+    if (broken) failures.push({ ...broken, code: code.issued, generatorId });
+    else if (holder !== undefined) failures.push({ messageId: 'code_already_redeemed', code: code.issued, generatorId, content: {} });
+    else succeeding.push({ code: code.issued, generatorId, held: false });
   }
   const voided = model.voided.has(me);
-  const tooMany = (model.held.get(me)?.length ?? 0) + adding > 50;
-  if (voided) ids.unshift('transaction_voided');
-  if (tooMany) ids.push('too_many_codes');
-  if (ids.length > 0) return { kind: 'refused', status: notFound ? 422 : 409, messageIds: ids };
-  return { kind: 'success', codes: distinct.map((code) => code.issued!), fresh };
+  const held = model.held.get(me)?.length ?? 0;
+  if (voided) failures.unshift({ messageId: 'transaction_voided', content: { site_id: body.site_id, pos_transaction_id: body.pos_transaction_id } });
+  if (held + adding > 50) failures.push({ messageId: 'too_many_codes', content: { held, adding, limit: 50 } });
+  if (failures.length > 0) return { kind: 'refused', status: notFound ? 422 : 409, failures };
+
+  let left = body.basket?.total ?? 0;
+  const codes = succeeding.map(({ code, generatorId, held: isHeld }) => {
+    if (isHeld) {
+      const { redeemedAt: _, ...given } = model.given.get(code)!;
+      if (given.discount_amount !== undefined && given.currency === body.basket?.currency) left = Math.max(0, left - given.discount_amount);
+      return { code, generatorId, given, held: true };
+    }
+    const { discount } = model.promotions.get(generatorId)!;
+    if (body.basket === undefined || discount.type === 'none') return { code, generatorId, given: { discount }, held: false };
+    const off = amountOff(discount, left);
+    left -= off;
+    return { code, generatorId, given: { discount, discount_amount: off, currency: body.basket.currency }, held: false };
+  });
+  return { kind: 'success', codes, fresh: codes.filter((code) => !code.held).map((code) => code.code) };
 }
