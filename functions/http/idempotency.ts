@@ -19,6 +19,15 @@ export interface IdempotencyScope {
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
+/**
+ * Every object's keys in one order, at every depth (a key list given to JSON.stringify would apply
+ * at every depth too, and drop the keys of nested objects: a changed discount would hash alike).
+ */
+const sortedKeys = (_key: string, value: unknown) =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    : value;
+
 export function idempotencyScope(headers: Record<string, string>, accountId: number, operationId: string, request: object): IdempotencyScope | undefined {
   // The row declares the header (the documents list it from there): a handler reading it without
   // that fails on its first request, whether or not a key came.
@@ -27,9 +36,7 @@ export function idempotencyScope(headers: Record<string, string>, accountId: num
   const key = headers['idempotency-key'];
   if (key === undefined) return undefined;
   if (!KEY.test(key)) throw badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters', 'Idempotency-Key');
-  const requestHash = createHash('sha256')
-    .update(JSON.stringify(request, Object.keys(request).sort()))
-    .digest('hex');
+  const requestHash = createHash('sha256').update(JSON.stringify(request, sortedKeys)).digest('hex');
   return { accountId, operationId, key, requestHash };
 }
 
