@@ -55,6 +55,8 @@ export const handler = api<CodesRedemptionInput>({
   /** Promotions whose shard for this transaction did not exist at the last try: this try creates it. */
   const creating = new Set<number>();
 
+  /** The codes.redeemed event's id: one for the request, whatever the tries (unless it collided), so ids stay dense. */
+  let eventId: number | undefined;
   /** What the last try judged, when all it lacked was a shard to create: the next try writes it again without a read. */
   let again: { assessment: Assessment; settings: ReadonlyMap<number, GeneratorSettings | undefined>; now: Date } | undefined;
 
@@ -84,7 +86,8 @@ export const handler = api<CodesRedemptionInput>({
 
     const redeemedAt = now.toISOString();
     const promotions = [...new Map(taking.map(({ terms }) => [terms!.id, terms!])).values()];
-    const eventRecord = newEvent(await nextId(), till.accountId, 'codes.redeemed', transactionResourceId(till.siteId, till.posTransactionId), now);
+    eventId ??= await nextId();
+    const eventRecord = newEvent(eventId, till.accountId, 'codes.redeemed', transactionResourceId(till.siteId, till.posTransactionId), now);
     const holder = { key, siteId: till.siteId, posTransactionId: till.posTransactionId, redeemedAt };
     const shards = promotions.map((terms) =>
       creating.has(terms.id)
@@ -133,7 +136,10 @@ export const handler = api<CodesRedemptionInput>({
     }
     const missingShardsOnly = [...result.failed.keys()].every((failed) => missing.has(failed));
     if (missingShardsOnly) again = { assessment, settings, now };
-    if (result.failed.has(index + taking.length + 1)) freshIdCollided('events', eventRecord.id);
+    if (result.failed.has(index + taking.length + 1)) {
+      freshIdCollided('events', eventRecord.id);
+      eventId = undefined;
+    }
   }
   throw serviceUnavailable();
 });
