@@ -8,6 +8,7 @@ import { defaults, readConfig } from '../../infra/config.ts';
 import { gatewayErrors, METHOD_NOT_ALLOWED, TOKEN_RATE_LIMITED } from '../../infra/gateway-errors.ts';
 import type { ErrorCode } from '../../functions/http/errors.ts';
 import { MAX_BODY_BYTES } from '../../functions/http/limits.ts';
+import { PROMOTION_SHARDS } from '../../functions/tables.ts';
 import { DEFAULT_BACKOFF_MS, DEFAULT_MAX_FAILED_STARTS } from '../../local/dynamodb-supervisor.ts';
 import { codeBlocks, parsePage } from '../../scripts/docs/walkthrough.ts';
 
@@ -289,6 +290,9 @@ describe('numbers the pages state about the system', () => {
     ['README.md', `CORE_PORT\` (default ${codeDefaults().get('CORE_PORT')})`, 'local/settings.ts'],
     ['README.md', `\`DYNAMODB_PORT\`\n(default ${codeDefaults().get('DYNAMODB_PORT')})`, 'local/settings.ts'],
     ['docs/api.md', `of at most ${MAX_BODY_BYTES / 1024} KiB`, 'MAX_BODY_BYTES'],
+    ['README.md', `one of its promotion's ${PROMOTION_SHARDS} shards`, 'PROMOTION_SHARDS'],
+    ['docs/redemption.md', `each promotion has up to **${PROMOTION_SHARDS} shards**`, 'PROMOTION_SHARDS'],
+    ['docs/api.md', `shards (up to ${PROMOTION_SHARDS}, table \`promotionShards\``, 'PROMOTION_SHARDS'],
     ['docs/api.md', `\`TIMEOUT_RESERVE_MS\` (${codeDefaults().get('TIMEOUT_RESERVE_MS')! / 1000} s)`, 'functions TIMEOUT_RESERVE_MS'],
     ['docs/api.md', `a call makes at most ${codeDefaults().get('DYNAMODB_MAX_ATTEMPTS')}\nattempts`, 'DYNAMODB_MAX_ATTEMPTS'],
     ['docs/api.md', `\`EVENT_RETENTION_DAYS\` (default ${codeDefaults().get('EVENT_RETENTION_DAYS')})`, 'EVENT_RETENTION_DAYS'],
