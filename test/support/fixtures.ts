@@ -11,3 +11,23 @@ export const winterPromotion = {
   store_id: 42,
   status: 'active' as 'active' | 'inactive',
 };
+
+/** The fields of a code generator as every read answers them, in order: the seed's eleven, then the promotion terms. */
+export const GENERATOR_FIELDS = [
+  'generation_type',
+  'buffer_type',
+  'code_length',
+  'description',
+  'prefix',
+  'store_id',
+  'status',
+  'id',
+  'account_id',
+  'created_at',
+  'updated_at',
+  'discount',
+  'minimum_basket',
+  'valid_from',
+  'valid_until',
+  'site_ids',
+];

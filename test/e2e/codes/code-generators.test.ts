@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newAccount } from '../../support/accounts.ts';
 import { call, RFC3339_MILLIS_UTC, UUID, type HttpResponse } from '../../support/http.ts';
-import { winterPromotion } from '../../support/fixtures.ts';
+import { winterPromotion, GENERATOR_FIELDS } from '../../support/fixtures.ts';
 import { send, type CoreBody, type CoreQuery } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { codeGeneratorsOf, eventsOf } from '../../support/records.ts';
@@ -73,24 +73,7 @@ describe('GET /v1.0/codegen/{id}', () => {
 
     expect(response.status).toBe(200);
     expect(response.json).toEqual({ code_generator: created });
-    expect(Object.keys(response.json.code_generator)).toEqual([
-      'generation_type',
-      'buffer_type',
-      'code_length',
-      'description',
-      'prefix',
-      'store_id',
-      'status',
-      'id',
-      'account_id',
-      'created_at',
-      'updated_at',
-      'discount',
-      'minimum_basket',
-      'valid_from',
-      'valid_until',
-      'site_ids',
-    ]);
+    expect(Object.keys(response.json.code_generator)).toEqual(GENERATOR_FIELDS);
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.headers.get('cache-control')).toBe(READ_CACHE);
     expect(response.headers.get('etag')).toMatch(WEAK_ETAG);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../../functions/data/api-keys.ts';
 import { newAccount } from '../../support/accounts.ts';
 import { call, RFC3339_MILLIS_UTC, UUID } from '../../support/http.ts';
-import { winterPromotion } from '../../support/fixtures.ts';
+import { winterPromotion, GENERATOR_FIELDS } from '../../support/fixtures.ts';
 import { send, type CoreBody } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { codeGeneratorsOf, eventsOf } from '../../support/records.ts';
@@ -23,24 +23,7 @@ describe('POST /v1.0/codegen', () => {
 
     expect(response.status).toBe(201);
     const body = response.json.code_generator;
-    expect(Object.keys(body)).toEqual([
-      'generation_type',
-      'buffer_type',
-      'code_length',
-      'description',
-      'prefix',
-      'store_id',
-      'status',
-      'id',
-      'account_id',
-      'created_at',
-      'updated_at',
-      'discount',
-      'minimum_basket',
-      'valid_from',
-      'valid_until',
-      'site_ids',
-    ]);
+    expect(Object.keys(body)).toEqual(GENERATOR_FIELDS);
     expect(body).toMatchObject({ ...generator, account_id: ctx.account.accountId });
     expect(Number.isSafeInteger(body.id) && body.id > 0).toBe(true);
     expect(body.created_at).toMatch(RFC3339_MILLIS_UTC);

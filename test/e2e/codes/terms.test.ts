@@ -6,7 +6,7 @@ import { writeTogether } from '../../../functions/data/transactions.ts';
 import { documents } from '../../../functions/runtime/clients.ts';
 import { tableName } from '../../../functions/runtime/config.ts';
 import { call, RFC3339_MILLIS_UTC } from '../../support/http.ts';
-import { winterPromotion } from '../../support/fixtures.ts';
+import { GENERATOR_FIELDS, winterPromotion } from '../../support/fixtures.ts';
 import { send, type CoreBody } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { codeGeneratorsOf, eventsOf, promotionShardsOf } from '../../support/records.ts';
@@ -23,24 +23,7 @@ type Fields = CoreBody<'createCodeGenerator'>['code_generator'];
 type Change = CoreBody<'updateCodeGenerator'>['code_generator'];
 
 const DEFAULTS = { discount: { type: 'none' }, minimum_basket: null, valid_from: null, valid_until: null, site_ids: null };
-const SIXTEEN = [
-  'generation_type',
-  'buffer_type',
-  'code_length',
-  'description',
-  'prefix',
-  'store_id',
-  'status',
-  'id',
-  'account_id',
-  'created_at',
-  'updated_at',
-  'discount',
-  'minimum_basket',
-  'valid_from',
-  'valid_until',
-  'site_ids',
-];
+const SIXTEEN = GENERATOR_FIELDS;
 const SITES_MESSAGE = 'must be null or a list of 1 to 100 distinct site ids, each a string of 1 to 128 characters';
 const RANGE = 'must be between 1 and 1000000000000';
 const FORM = 'must be an RFC 3339 date-time such as 2026-11-21T14:03:00Z';
