@@ -138,7 +138,7 @@ export interface components {
                 errors: {
                     message: string;
                 }[];
-                display_messages: (components["schemas"]["CodeGeneratorInactiveMessage"] | components["schemas"]["CodeNotYetValidMessage"] | components["schemas"]["CodeExpiredMessage"] | components["schemas"]["CodeNotValidAtSiteMessage"] | components["schemas"]["BasketRequiredMessage"] | components["schemas"]["CurrencyMismatchMessage"] | components["schemas"]["BasketBelowMinimumMessage"] | components["schemas"]["CodeAlreadyRedeemedMessage"] | components["schemas"]["TransactionVoidedRefusalMessage"] | components["schemas"]["TooManyCodesMessage"])[];
+                display_messages: (components["schemas"]["CodeGeneratorInactiveMessage"] | components["schemas"]["CodeNotYetValidMessage"] | components["schemas"]["CodeExpiredMessage"] | components["schemas"]["CodeNotValidAtSiteMessage"] | components["schemas"]["BasketRequiredMessage"] | components["schemas"]["CurrencyMismatchMessage"] | components["schemas"]["BasketBelowMinimumMessage"] | components["schemas"]["CustomerRequiredMessage"] | components["schemas"]["CodeAlreadyRedeemedMessage"] | components["schemas"]["CodeUsageLimitReachedMessage"] | components["schemas"]["PromotionBudgetExhaustedMessage"] | components["schemas"]["CustomerLimitReachedMessage"] | components["schemas"]["TransactionVoidedRefusalMessage"] | components["schemas"]["TooManyCodesMessage"])[];
             };
         };
         /** @description Either the codes that failed (code_not_found for each code that is not an issued code of the account, the other failures named too), or validation_failed with one errors entry per problem. */
@@ -147,7 +147,7 @@ export interface components {
                 errors: {
                     message: string;
                 }[];
-                display_messages: (components["schemas"]["CodeNotFoundMessage"] | components["schemas"]["CodeGeneratorInactiveMessage"] | components["schemas"]["CodeNotYetValidMessage"] | components["schemas"]["CodeExpiredMessage"] | components["schemas"]["CodeNotValidAtSiteMessage"] | components["schemas"]["BasketRequiredMessage"] | components["schemas"]["CurrencyMismatchMessage"] | components["schemas"]["BasketBelowMinimumMessage"] | components["schemas"]["CodeAlreadyRedeemedMessage"] | components["schemas"]["TransactionVoidedRefusalMessage"] | components["schemas"]["TooManyCodesMessage"] | components["schemas"]["ErrorMessage"])[];
+                display_messages: (components["schemas"]["CodeNotFoundMessage"] | components["schemas"]["CodeGeneratorInactiveMessage"] | components["schemas"]["CodeNotYetValidMessage"] | components["schemas"]["CodeExpiredMessage"] | components["schemas"]["CodeNotValidAtSiteMessage"] | components["schemas"]["BasketRequiredMessage"] | components["schemas"]["CurrencyMismatchMessage"] | components["schemas"]["BasketBelowMinimumMessage"] | components["schemas"]["CustomerRequiredMessage"] | components["schemas"]["CodeAlreadyRedeemedMessage"] | components["schemas"]["CodeUsageLimitReachedMessage"] | components["schemas"]["PromotionBudgetExhaustedMessage"] | components["schemas"]["CustomerLimitReachedMessage"] | components["schemas"]["TransactionVoidedRefusalMessage"] | components["schemas"]["TooManyCodesMessage"] | components["schemas"]["ErrorMessage"])[];
             };
         };
         /** @description A code this transaction holds now, with what it gives. The cashier text names the amount, e.g. `Code WIN-7KQ2M9XA redeemed: 2.50 EUR off`. */
@@ -385,6 +385,74 @@ export interface components {
                 /** @description The code as issued. */
                 code: string;
                 code_generator_id: number;
+            };
+            priority: number;
+        };
+        /** @description Its promotion limits uses per customer, and the transaction sent no customer_id. */
+        CustomerRequiredMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "customer_required";
+            message_content: {
+                /** @description The code as issued. */
+                code: string;
+                code_generator_id: number;
+                max_redemptions_per_customer: number;
+            };
+            priority: number;
+        };
+        /** @description A multi-use code every use of which is held (its maximum above 1). */
+        CodeUsageLimitReachedMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "code_usage_limit_reached";
+            message_content: {
+                /** @description The code as issued. */
+                code: string;
+                code_generator_id: number;
+                max_redemptions_per_code: number;
+            };
+            priority: number;
+        };
+        /** @description Its promotion's budget is used up: max_redemptions uses are held across its codes. */
+        PromotionBudgetExhaustedMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "promotion_budget_exhausted";
+            message_content: {
+                /** @description The code as issued. */
+                code: string;
+                code_generator_id: number;
+                max_redemptions: number;
+            };
+            priority: number;
+        };
+        /** @description The customer holds as many uses of its promotion as its limit per customer. */
+        CustomerLimitReachedMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "customer_limit_reached";
+            message_content: {
+                /** @description The code as issued. */
+                code: string;
+                code_generator_id: number;
+                max_redemptions_per_customer: number;
             };
             priority: number;
         };
@@ -827,7 +895,7 @@ export interface operations {
                     "application/json": components["schemas"]["PosError"];
                 };
             };
-            /** @description Refused, no code unknown: one errors entry and one display message per failing code (its first broken rule, in this order: code_generator_inactive, code_not_yet_valid, code_expired, code_not_valid_at_site, basket_required, currency_mismatch, basket_below_minimum, code_already_redeemed: held by another transaction), plus transaction_voided once when the transaction was voided before, and too_many_codes once when it would hold more than 50 codes. Nothing was written. */
+            /** @description Refused, no code unknown: one errors entry and one display message per failing code (its first broken rule, in this order: code_generator_inactive, code_not_yet_valid, code_expired, code_not_valid_at_site, basket_required, currency_mismatch, basket_below_minimum, customer_required, code_already_redeemed (held by another transaction, the code's maximum being 1) or code_usage_limit_reached (its maximum above 1), promotion_budget_exhausted, customer_limit_reached; the codes of one request count together, in their order), plus transaction_voided once when the transaction was voided before, and too_many_codes once when it would hold more than 24 codes. Nothing was written. */
             409: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -1095,7 +1163,7 @@ export interface operations {
                     "application/json": components["schemas"]["PosError"];
                 };
             };
-            /** @description Refused, no code unknown: one errors entry and one display message per failing code (its first broken rule, in this order: code_generator_inactive, code_not_yet_valid, code_expired, code_not_valid_at_site, basket_required, currency_mismatch, basket_below_minimum, code_already_redeemed: held by another transaction), plus transaction_voided once when the transaction was voided before, and too_many_codes once when it would hold more than 50 codes. A redemption would fail the same way. */
+            /** @description Refused, no code unknown: one errors entry and one display message per failing code (its first broken rule, in this order: code_generator_inactive, code_not_yet_valid, code_expired, code_not_valid_at_site, basket_required, currency_mismatch, basket_below_minimum, customer_required, code_already_redeemed (held by another transaction, the code's maximum being 1) or code_usage_limit_reached (its maximum above 1), promotion_budget_exhausted, customer_limit_reached; the codes of one request count together, in their order), plus transaction_voided once when the transaction was voided before, and too_many_codes once when it would hold more than 24 codes. A redemption would fail the same way. */
             409: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */

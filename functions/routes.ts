@@ -126,6 +126,8 @@ export const routes: readonly Route[] = [
       codeGenerators: ['PutItem', 'GetItem'],
       events: ['PutItem', 'GetItem'],
       idempotencyKeys: ['GetItem', 'PutItem'],
+      // The pool of a budget set at creation (data/promotion-shards.ts openBudget).
+      promotionShards: ['PutItem'],
     },
     body: { root: 'code_generator', schema: 'codeGeneratorCreate' },
     idempotencyKey: true,
@@ -167,7 +169,8 @@ export const routes: readonly Route[] = [
       ...ID_BLOCKS,
       codeGenerators: ['GetItem', 'UpdateItem'],
       events: ['PutItem', 'GetItem'],
-      promotionShards: ['BatchGetItem', 'UpdateItem'],
+      // A budget set where there was none: its pool (Put), counted from a snapshot of the shards (TransactGetItems: GetItem).
+      promotionShards: ['BatchGetItem', 'UpdateItem', 'PutItem', 'GetItem'],
     },
     params: 'idPath',
     body: { root: 'code_generator', schema: 'codeGeneratorPatch' },
@@ -268,6 +271,11 @@ export const routes: readonly Route[] = [
       posTransactions: ['PutItem', 'UpdateItem', 'GetItem'],
       codes: ['UpdateItem', 'GetItem'],
       events: ['PutItem', 'GetItem'],
+      // Every use given back: the promotion's shard, a multi-use code's shard and holder record, the customer's count.
+      promotionShards: ['UpdateItem'],
+      codeShards: ['UpdateItem'],
+      codeRedemptions: ['DeleteItem'],
+      customerUses: ['UpdateItem'],
     },
     body: { root: 'transaction', schema: 'voidTransaction', lenient: true },
     till: { noun: 'void', activity: 'Voiding' },
@@ -288,7 +296,12 @@ export const routes: readonly Route[] = [
       ...TOKEN_LOOKUP,
       ...ID_BLOCKS,
       codeGenerators: ['GetItem', 'BatchGetItem', 'ConditionCheckItem'],
+      // The counts (data/counts.ts): shards and pools written, returning the item on a failed
+      // condition, and read whole in a snapshot (TransactGetItems: GetItem) near a limit.
       promotionShards: ['UpdateItem', 'PutItem', 'GetItem'],
+      codeShards: ['UpdateItem', 'PutItem', 'GetItem'],
+      codeRedemptions: ['PutItem'],
+      customerUses: ['UpdateItem', 'GetItem'],
       codes: ['BatchGetItem', 'GetItem', 'UpdateItem'],
       posTransactions: ['BatchGetItem', 'UpdateItem', 'GetItem'],
       events: ['PutItem', 'GetItem'],
@@ -309,6 +322,10 @@ export const routes: readonly Route[] = [
       codeGenerators: ['GetItem', 'BatchGetItem'],
       codes: ['BatchGetItem', 'GetItem'],
       posTransactions: ['BatchGetItem'],
+      // The counts of codes with limits: pools and customers' counts in one BatchGetItem, a snapshot (GetItem) near a limit.
+      promotionShards: ['BatchGetItem', 'GetItem'],
+      codeShards: ['BatchGetItem', 'GetItem'],
+      customerUses: ['BatchGetItem'],
     },
     body: { root: 'transaction', schema: 'codesRedemption', lenient: true },
     till: { noun: 'check', activity: 'Checking codes' },

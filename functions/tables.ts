@@ -85,6 +85,24 @@ export const tables = {
     description:
       "A promotion's shards, keyed by account, code generator and shard (0-63, PROMOTION_SHARDS): the version of the generator's status and terms, which each redemption proves current on one of them (data/promotion-shards.ts).",
   },
+  codeShards: {
+    envVar: 'CODE_SHARDS_TABLE',
+    partitionKey: { name: 'shard_key', type: 'S' },
+    description:
+      "The counts of multi-use codes, keyed by the code's key and shard (0-63) or `pool`: the uses held through each shard and the grant it may still give (data/counts.ts).",
+  },
+  codeRedemptions: {
+    envVar: 'CODE_REDEMPTIONS_TABLE',
+    partitionKey: { name: 'holder_shard', type: 'S' },
+    sortKey: { name: 'redeemed_order', type: 'S' },
+    description:
+      "The transactions holding a multi-use code, keyed by the code's key and shard, then redemption time and transaction: GET …/codes/{code}/redemptions merges the shards' Queries.",
+  },
+  customerUses: {
+    envVar: 'CUSTOMER_USES_TABLE',
+    partitionKey: { name: 'customer_key', type: 'S' },
+    description: 'Uses one customer holds of one promotion, keyed by account, code generator and the keyed hash of the customer id (never the id).',
+  },
   codes: {
     envVar: 'CODES_TABLE',
     partitionKey: { name: 'code_key', type: 'S' },
@@ -153,6 +171,13 @@ export const tables = {
 
 /** The shards of each promotion in promotionShards (why 64: docs/redemption.md, "One promotion at a chain's peak"). */
 export const PROMOTION_SHARDS = 64;
+
+/**
+ * At most this many codes per transaction, so its void releases them all in one DynamoDB
+ * transaction of at most 100 items: per code its item, or its shard and its holder record, plus
+ * per promotion a shard and a customer's count (4 × 24), plus the transaction and two events.
+ */
+export const MAX_HELD_CODES = 24;
 
 export type TableId = keyof typeof tables;
 

@@ -1,6 +1,7 @@
 import { hosts, routes, type HostId, type Route } from '../functions/routes.ts';
 import { codeGeneratorCreate, MAX_BODY_BYTES, requestSchemas, webhookEndpointCreate, type SchemaName } from '../functions/http/schemas.ts';
 import { EVENT_TYPES } from '../functions/data/event-types.ts';
+import { MAX_HELD_CODES } from '../functions/tables.ts';
 import {
   gatewayError,
   gatewayErrorBody,
@@ -647,7 +648,7 @@ const operations: Record<string, Operation> = {
 /** The two refusals of a redemption or a check, besides the generic ones. */
 function redemptionErrors(outcome: string): Record<number, string> {
   return {
-    409: `Refused, no code unknown: one errors entry and one display message per failing code (its first broken rule, in this order: code_generator_inactive, code_not_yet_valid, code_expired, code_not_valid_at_site, basket_required, currency_mismatch, basket_below_minimum, code_already_redeemed: held by another transaction), plus transaction_voided once when the transaction was voided before, and too_many_codes once when it would hold more than 50 codes. ${outcome}`,
+    409: `Refused, no code unknown: one errors entry and one display message per failing code (its first broken rule, in this order: code_generator_inactive, code_not_yet_valid, code_expired, code_not_valid_at_site, basket_required, currency_mismatch, basket_below_minimum, customer_required, code_already_redeemed (held by another transaction, the code's maximum being 1) or code_usage_limit_reached (its maximum above 1), promotion_budget_exhausted, customer_limit_reached; the codes of one request count together, in their order), plus transaction_voided once when the transaction was voided before, and too_many_codes once when it would hold more than ${MAX_HELD_CODES} codes. ${outcome}`,
     422: `A code is not an issued code of this account (message_id code_not_found; the other failures are named too), or the body failed validation (message_id validation_failed, one errors entry per problem). ${outcome}`,
   };
 }
@@ -819,6 +820,26 @@ const messages = {
     content({ code: codeAsIssued, code_generator_id: generatorId }),
     'Its generator is inactive.',
   ),
+  CustomerRequiredMessage: displayMessage(
+    ['customer_required'],
+    content({ ...aboutCode, max_redemptions_per_customer: { type: 'integer', minimum: 1, maximum: 1000 } }),
+    'Its promotion limits uses per customer, and the transaction sent no customer_id.',
+  ),
+  CodeUsageLimitReachedMessage: displayMessage(
+    ['code_usage_limit_reached'],
+    content({ ...aboutCode, max_redemptions_per_code: { type: 'integer', minimum: 2, maximum: 1_000_000 } }),
+    'A multi-use code every use of which is held (its maximum above 1).',
+  ),
+  PromotionBudgetExhaustedMessage: displayMessage(
+    ['promotion_budget_exhausted'],
+    content({ ...aboutCode, max_redemptions: { type: 'integer', minimum: 1, maximum: 100_000_000 } }),
+    "Its promotion's budget is used up: max_redemptions uses are held across its codes.",
+  ),
+  CustomerLimitReachedMessage: displayMessage(
+    ['customer_limit_reached'],
+    content({ ...aboutCode, max_redemptions_per_customer: { type: 'integer', minimum: 1, maximum: 1000 } }),
+    'The customer holds as many uses of its promotion as its limit per customer.',
+  ),
   TransactionVoidedRefusalMessage: displayMessage(
     ['transaction_voided'],
     content({ site_id: { type: 'string' }, pos_transaction_id: { type: 'string' } }),
@@ -864,7 +885,11 @@ const refusals: readonly MessageName[] = [
   'BasketRequiredMessage',
   'CurrencyMismatchMessage',
   'BasketBelowMinimumMessage',
+  'CustomerRequiredMessage',
   'CodeAlreadyRedeemedMessage',
+  'CodeUsageLimitReachedMessage',
+  'PromotionBudgetExhaustedMessage',
+  'CustomerLimitReachedMessage',
   'TransactionVoidedRefusalMessage',
   'TooManyCodesMessage',
 ];

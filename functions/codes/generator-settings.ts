@@ -10,7 +10,20 @@ import { findCodeGenerator, findCodeGenerators, type CodeGenerator } from '#data
  */
 export type GeneratorSettings = Pick<
   CodeGenerator,
-  'id' | 'generation_type' | 'code_length' | 'prefix' | 'description' | 'status' | 'discount' | 'minimum_basket' | 'valid_from' | 'valid_until' | 'site_ids'
+  | 'id'
+  | 'generation_type'
+  | 'code_length'
+  | 'prefix'
+  | 'description'
+  | 'status'
+  | 'discount'
+  | 'minimum_basket'
+  | 'valid_from'
+  | 'valid_until'
+  | 'site_ids'
+  | 'max_redemptions_per_code'
+  | 'max_redemptions'
+  | 'max_redemptions_per_customer'
 > & { readonly terms_version: number };
 
 interface Entry {
@@ -49,6 +62,9 @@ function rememberGenerator(generator: CodeGenerator): GeneratorSettings {
     valid_from: generator.valid_from,
     valid_until: generator.valid_until,
     site_ids: generator.site_ids,
+    max_redemptions_per_code: generator.max_redemptions_per_code,
+    max_redemptions: generator.max_redemptions,
+    max_redemptions_per_customer: generator.max_redemptions_per_customer,
     terms_version: generator.terms_version ?? 1,
   };
   remember(generator.account_id, settings);

@@ -28,7 +28,16 @@ export interface PromotionTerms {
 
 export const DEFAULT_TERMS: PromotionTerms = { discount: { type: 'none' }, minimum_basket: null, valid_from: null, valid_until: null, site_ids: null };
 
-export interface CodeGenerator extends PromotionTerms {
+/** The promotion's counts (PRODUCT.md "Counting"). */
+export interface PromotionLimits {
+  max_redemptions_per_code: number;
+  max_redemptions: number | null;
+  max_redemptions_per_customer: number | null;
+}
+
+export const DEFAULT_LIMITS: PromotionLimits = { max_redemptions_per_code: 1, max_redemptions: null, max_redemptions_per_customer: null };
+
+export interface CodeGenerator extends PromotionTerms, PromotionLimits {
   account_id: number;
   id: number;
   generation_type: 'tillgate' | 'numeric';
@@ -60,7 +69,7 @@ export type CodeGeneratorChange = Pick<CodeGenerator, 'status' | 'description' |
 export const CHANGEABLE_FIELDS = ['status', 'description', ...(Object.keys(DEFAULT_TERMS) as (keyof PromotionTerms)[])] as const;
 
 /** A stored generator with the defaults of fields added after it was written. */
-const withDefaults = (item: Record<string, unknown>): CodeGenerator => ({ ...DEFAULT_TERMS, terms_version: 1, ...item }) as CodeGenerator;
+const withDefaults = (item: Record<string, unknown>): CodeGenerator => ({ ...DEFAULT_TERMS, ...DEFAULT_LIMITS, terms_version: 1, ...item }) as CodeGenerator;
 
 /** The generator's currency: the discount's, else the minimum basket's, else none. */
 export function generatorCurrency(terms: PromotionTerms): string | undefined {

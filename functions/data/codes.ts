@@ -43,6 +43,12 @@ export interface CodeItem {
   /** What the holding redemption took off, when it recorded an amount. */
   discount_amount?: number;
   currency?: string;
+  /**
+   * Counted over shards (data/code-counts.ts) since its first redemption under a maximum above 1:
+   * its holder field is then only what it held before, and `left` what voids gave back to it.
+   */
+  pooled?: boolean;
+  left?: number;
 }
 
 /** What the back office sees of a code: GET …/codes/{code} and each item of the list. */
@@ -146,7 +152,7 @@ export function redeemCode(item: CodeItem, holder: Holder, amount: RecordedAmoun
       UpdateExpression: `SET holder = :holder, redeemed_at = :at, site_id = :site, pos_transaction_id = :pos, redeemed_key = :redeemed, pending = :false, generator_key = :generator${
         amount ? ', discount_amount = :amount, currency = :currency' : ''
       }`,
-      ConditionExpression: 'attribute_exists(code_key) AND attribute_not_exists(holder)',
+      ConditionExpression: 'attribute_exists(code_key) AND attribute_not_exists(holder) AND attribute_not_exists(pooled)',
       ExpressionAttributeValues: {
         ':holder': holder.key,
         ':at': holder.redeemedAt,
@@ -168,9 +174,12 @@ export function releaseCode(accountId: number, generatorId: number, code: string
     Update: {
       TableName: TABLE,
       Key: { code_key: codeKey(accountId, code) },
-      UpdateExpression: 'SET redeemed_key = :unredeemed REMOVE holder, redeemed_at, site_id, pos_transaction_id, discount_amount, currency',
+      // The use goes back to the item (`left`), which a pooled code's counts include (code-counts.ts).
+      UpdateExpression:
+        'SET redeemed_key = :unredeemed, #left = if_not_exists(#left, :zero) + :one REMOVE holder, redeemed_at, site_id, pos_transaction_id, discount_amount, currency',
       ConditionExpression: 'holder = :holder',
-      ExpressionAttributeValues: { ':holder': holderKey, ':unredeemed': redeemedKey(accountId, generatorId, false) },
+      ExpressionAttributeNames: { '#left': 'left' },
+      ExpressionAttributeValues: { ':holder': holderKey, ':unredeemed': redeemedKey(accountId, generatorId, false), ':zero': 0, ':one': 1 },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   };

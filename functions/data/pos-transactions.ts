@@ -5,8 +5,7 @@ import type { TransactItem } from './transactions.ts';
 export const POS_TRANSACTIONS_TABLE = tableName('posTransactions');
 const TABLE = POS_TRANSACTIONS_TABLE;
 
-/** At most this many codes per transaction, so its void releases them all in one DynamoDB transaction. */
-export const MAX_HELD_CODES = 50;
+export { MAX_HELD_CODES } from '#functions/tables';
 
 /** A code a transaction holds, as its redemption recorded it: a retry answers with what it got then. */
 export interface HeldCode {
@@ -19,6 +18,15 @@ export interface HeldCode {
   /** What it took off the basket, when a basket was sent and the discount is not `none`. */
   discount_amount?: number;
   currency?: string;
+  /**
+   * How its use was counted (PRODUCT.md "Counting"), so the void gives it back the same way:
+   * `item` (the code's holder field; single-use), `shards` (a multi-use code's counts and holder
+   * record). Both count on the promotion's shard too. Absent: redeemed before counts existed,
+   * nothing to give back but the holder field.
+   */
+  counted?: 'item' | 'shards';
+  /** The keyed hash of the customer id the till sent (customer-uses.ts), never the id. */
+  customer?: string;
 }
 
 /**

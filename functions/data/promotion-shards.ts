@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documents } from '#runtime/clients';
 import { tableName } from '#runtime/config';
 import { PROMOTION_SHARDS } from '#functions/tables';
 import { pause, type TransactItem } from './transactions.ts';
+import { poolKey, shardFor, snapshot, type Count } from './counts.ts';
 
 const TABLE = tableName('promotionShards');
 
@@ -43,8 +43,7 @@ const shardKey = (accountId: number, generatorId: number, shard: number) => `${a
  * tills of a chain spread over the shards, and one transaction's requests meet on one.
  */
 export function shardOf(transactionKey: string, generatorId: number): number {
-  const digest = createHash('sha256').update(`${generatorId}\u0000${transactionKey}`).digest();
-  return digest.readUInt32BE(0) % SHARD_COUNT;
+  return shardFor(transactionKey, String(generatorId));
 }
 
 /**
@@ -142,5 +141,49 @@ async function bringShardTo(accountId: number, generatorId: number, shard: numbe
       if (name !== 'TransactionConflictException' || attempt + 1 >= ATTEMPTS) throw error;
       await pause(attempt);
     }
+  }
+}
+
+/** A promotion's budget (`max_redemptions`) as a count over its shards (data/counts.ts): the pool is `${account}#${generator}#pool`. */
+export function promotionCount(accountId: number, generatorId: number): Count {
+  return { table: TABLE, prefix: `${accountId}#${generatorId}`, attributes: { account_id: accountId, code_generator_id: generatorId } };
+}
+
+/**
+ * The budget's pool, written with the change that sets a budget where there was none (a create
+ * with `max_redemptions`, or a PATCH from null): a new generator's is ready at once (nothing is
+ * held), a PATCH's only once `countBudget` has counted what the shards hold. Until then no shard
+ * takes a grant under the new version: its redemptions wait (and retry).
+ */
+export function openBudget(accountId: number, generatorId: number, version: number, ready: boolean): TransactItem {
+  return {
+    Put: {
+      TableName: TABLE,
+      Item: { shard_key: poolKey(promotionCount(accountId, generatorId)), account_id: accountId, code_generator_id: generatorId, taken: 0, version, ready },
+    },
+  };
+}
+
+/**
+ * Makes a budget set by a PATCH ready: once every shard carries the PATCH's version (bringShardsTo),
+ * no redemption under an older version can commit on them, and none under the new one takes uses
+ * before the pool is ready; a void keeps `used + left` of its shard. So the shards' sum is what the
+ * promotion holds and reserves, and the pool starts from it. Does nothing if a newer change came.
+ */
+export async function countBudget(accountId: number, generatorId: number, version: number): Promise<void> {
+  const count = promotionCount(accountId, generatorId);
+  const seen = await snapshot(count);
+  try {
+    await documents.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: { shard_key: poolKey(count) },
+        UpdateExpression: 'SET taken = :taken, ready = :true',
+        ConditionExpression: 'version = :version AND ready = :false',
+        ExpressionAttributeValues: { ':taken': seen.used + seen.reserved, ':true': true, ':false': false, ':version': version },
+      }),
+    );
+  } catch (error) {
+    if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
   }
 }

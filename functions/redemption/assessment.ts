@@ -1,4 +1,5 @@
 import { codeSpelling, type CodeItem, type RecordedAmount } from '#data/codes';
+import { itemUses } from '#data/code-counts';
 import { MAX_HELD_CODES, transactionKey, type HeldCode, type PosTransaction } from '#data/pos-transactions';
 import type { RedemptionState } from '#data/redemptions';
 import type { Discount } from '#data/code-generators';
@@ -32,9 +33,12 @@ export function distinctCodes(codes: readonly string[]): ListedCode[] {
   return listed;
 }
 
+/** The counts' refusals (PRODUCT.md "Counting"), judged after the terms, in this order. */
+export type CountFailure = 'customer_required' | 'code_already_redeemed' | 'code_usage_limit_reached' | 'promotion_budget_exhausted' | 'customer_limit_reached';
+
 export type CodeFailure =
   | { readonly reason: 'code_not_found'; readonly typed: string }
-  | { readonly reason: TermFailure | 'code_already_redeemed'; readonly item: CodeItem; readonly terms: GeneratorSettings };
+  | { readonly reason: TermFailure | CountFailure; readonly item: CodeItem; readonly terms: GeneratorSettings };
 
 /**
  * A listed code's outcome: held by this transaction already (with what it recorded), to be
@@ -43,7 +47,7 @@ export type CodeFailure =
  */
 type CodeOutcome =
   | { readonly kind: 'held'; readonly item: CodeItem; readonly held: HeldCode }
-  | { readonly kind: 'fresh'; readonly item: CodeItem; readonly terms?: GeneratorSettings; readonly amount?: RecordedAmount }
+  | { readonly kind: 'fresh'; readonly item: CodeItem; readonly terms?: GeneratorSettings; readonly amount?: RecordedAmount; readonly shared?: boolean }
   | { readonly kind: 'taken'; readonly item: CodeItem }
   | { readonly kind: 'failed'; readonly failure: CodeFailure };
 
@@ -60,7 +64,26 @@ export interface Till {
   readonly siteId: string;
   readonly posTransactionId: string;
   readonly basket?: Basket;
+  /** The keyed hash of the customer id the till sent (never the id). */
+  readonly customer?: string;
 }
+
+/**
+ * What a request knows exactly of the counts it takes from, learnt from a consistent snapshot or
+ * a failed condition (never guessed): uses held of a promotion's budget and of a multi-use code
+ * (by code key), and a customer's uses of a promotion. A count not known here is taken
+ * optimistically: its conditions in the transaction decide.
+ */
+export interface KnownCounts {
+  readonly budgets: Map<number, number>;
+  readonly codes: Map<string, number>;
+  readonly customers: Map<number, number>;
+}
+
+export const knowNothing = (): KnownCounts => ({ budgets: new Map(), codes: new Map(), customers: new Map() });
+
+/** Whether a code counts its uses over shards: its generator allows more than one, or it did before. */
+export const isShared = (item: CodeItem, terms: GeneratorSettings) => item.pooled === true || terms.max_redemptions_per_code > 1;
 
 /** What the read found, before any promotion's terms are judged (see `judge`). */
 export function assess(till: Till, listed: readonly ListedCode[], state: RedemptionState): Assessment {
@@ -69,11 +92,13 @@ export function assess(till: Till, listed: readonly ListedCode[], state: Redempt
   const outcomes = listed.map((code): CodeOutcome => {
     const item = code.spelling === undefined ? undefined : state.codes.get(code.spelling);
     if (!item) return { kind: 'failed', failure: { reason: 'code_not_found', typed: code.typed } };
-    if (item.holder === me)
+    const mine = heldCodes.get(item.code);
+    // A transaction holds a code at most once: through the code's holder field, or (a multi-use code) its own list.
+    if (item.holder === me || mine)
       return {
         kind: 'held',
         item,
-        held: heldCodes.get(item.code) ?? { code: item.code, code_generator_id: item.code_generator_id, redeemed_at: item.redeemed_at! },
+        held: mine ?? { code: item.code, code_generator_id: item.code_generator_id, redeemed_at: item.redeemed_at! },
       };
     if (item.holder !== undefined) return { kind: 'taken', item };
     return { kind: 'fresh', item };
@@ -94,14 +119,25 @@ export const judgedGenerators = (assessment: Assessment) => [
 ];
 
 /**
- * Judges each code not held yet by its promotion's terms, in PRODUCT.md's order (the terms, then
- * "held by another transaction"), and computes what each code takes off: the codes apply in
- * their order, each to the total left after those before it, a held code taking off what it
- * recorded. `settings` has every generator of `judgedGenerators`; a missing one (deleted) does
- * not exist for the till.
+ * Judges each code not held yet by its promotion's terms, then its counts, in PRODUCT.md's order
+ * (the terms; `customer_required`; the code's uses (`code_already_redeemed` while its maximum is
+ * 1, else `code_usage_limit_reached`); the budget; the customer's limit), and computes what each
+ * code takes off: the codes apply in their order, each to the total left after those before it,
+ * a held code taking off what it recorded. The codes of one request count together: a code is
+ * refused when those before it took what was left. A count is refused only by what `known`
+ * holds exactly, or by a single-use code's holder. `settings` has every generator of
+ * `judgedGenerators`; a missing one (deleted) does not exist for the till.
  */
-export function judge(till: Till, assessment: Assessment, settings: ReadonlyMap<number, GeneratorSettings | undefined>, now: number): Assessment {
+export function judge(
+  till: Till,
+  assessment: Assessment,
+  settings: ReadonlyMap<number, GeneratorSettings | undefined>,
+  now: number,
+  known: KnownCounts = knowNothing(),
+): Assessment {
   let left = till.basket?.total ?? 0;
+  /** Uses this request's codes before the current one take, per promotion. */
+  const taking = new Map<number, number>();
   const outcomes = assessment.outcomes.map((outcome): CodeOutcome => {
     if (outcome.kind === 'held') {
       const { held } = outcome;
@@ -109,21 +145,38 @@ export function judge(till: Till, assessment: Assessment, settings: ReadonlyMap<
       return outcome;
     }
     if (outcome.kind === 'failed') return outcome;
-    const terms = settings.get(outcome.item.code_generator_id);
-    if (!terms) return { kind: 'failed', failure: { reason: 'code_not_found', typed: outcome.item.code } };
-    const broken = brokenTerm(terms, till.siteId, till.basket, now);
-    if (broken) return { kind: 'failed', failure: { reason: broken, item: outcome.item, terms } };
-    if (outcome.kind === 'taken') return { kind: 'failed', failure: { reason: 'code_already_redeemed', item: outcome.item, terms } };
-    if (!till.basket || terms.discount.type === 'none') return { kind: 'fresh', item: outcome.item, terms };
+    const { item } = outcome;
+    const terms = settings.get(item.code_generator_id);
+    if (!terms) return { kind: 'failed', failure: { reason: 'code_not_found', typed: item.code } };
+    const refused = brokenTerm(terms, till.siteId, till.basket, now) ?? countRefusal(till, item, terms, known, taking.get(terms.id) ?? 0);
+    if (refused) return { kind: 'failed', failure: { reason: refused, item, terms } };
+    taking.set(terms.id, (taking.get(terms.id) ?? 0) + 1);
+    const shared = isShared(item, terms);
+    if (!till.basket || terms.discount.type === 'none') return { kind: 'fresh', item, terms, shared };
     const off = amountOff(terms.discount, left);
     left -= off;
-    return { kind: 'fresh', item: outcome.item, terms, amount: { discount_amount: off, currency: till.basket.currency } };
+    return { kind: 'fresh', item, terms, shared, amount: { discount_amount: off, currency: till.basket.currency } };
   });
   return { ...assessment, outcomes };
 }
 
+function countRefusal(till: Till, item: CodeItem, terms: GeneratorSettings, known: KnownCounts, before: number): CountFailure | undefined {
+  if (terms.max_redemptions_per_customer !== null && till.customer === undefined) return 'customer_required';
+  const maximum = terms.max_redemptions_per_code;
+  // What the code holds for sure: exactly, for a code its item counts alone; at least its holder, for a pooled one.
+  const codeHeld = item.pooled ? Math.max(known.codes.get(item.code_key) ?? 0, itemUses(item)) : itemUses(item);
+  if (codeHeld + 1 > maximum) return maximum === 1 ? 'code_already_redeemed' : 'code_usage_limit_reached';
+  const budget = known.budgets.get(terms.id);
+  if (terms.max_redemptions !== null && budget !== undefined && budget + before + 1 > terms.max_redemptions) return 'promotion_budget_exhausted';
+  const customer = known.customers.get(terms.id);
+  if (terms.max_redemptions_per_customer !== null && customer !== undefined && customer + before + 1 > terms.max_redemptions_per_customer) {
+    return 'customer_limit_reached';
+  }
+  return undefined;
+}
+
 export const fails = (assessment: Assessment) =>
-  assessment.voided || assessment.tooMany !== undefined || assessment.outcomes.some((outcome) => outcome.kind === 'failed' || outcome.kind === 'taken');
+  assessment.voided || assessment.tooMany !== undefined || assessment.outcomes.some((outcome) => outcome.kind === 'failed');
 
 /** The codes a request would redeem now, with their terms and amounts. */
 export const freshCodes = (assessment: Assessment) =>

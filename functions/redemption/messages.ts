@@ -123,6 +123,32 @@ function describeFailure(till: Till, failure: CodeFailure): { error: string; dis
       );
   }
   switch (failure.reason) {
+    case 'customer_required':
+      return entry(
+        `Code ${code} belongs to code generator ${item.code_generator_id}, which limits uses per customer (${terms.max_redemptions_per_customer}), and the transaction has no customer_id`,
+        `Code ${code} needs the customer's loyalty card or customer number. Scan it, then the code again.`,
+        { max_redemptions_per_customer: terms.max_redemptions_per_customer },
+      );
+    case 'code_usage_limit_reached':
+      return entry(
+        `Code ${code} is held by as many transactions as its maximum (${terms.max_redemptions_per_code})`,
+        `Code ${code} has been used as many times as allowed (${terms.max_redemptions_per_code}). Do not accept it.`,
+        { max_redemptions_per_code: terms.max_redemptions_per_code },
+      );
+    case 'promotion_budget_exhausted':
+      return entry(
+        `Code ${code} belongs to code generator ${item.code_generator_id}, whose budget of ${terms.max_redemptions} redemptions is used up`,
+        `The promotion of code ${code} has been used up. Do not accept it.`,
+        { max_redemptions: terms.max_redemptions },
+      );
+    case 'customer_limit_reached':
+      return entry(
+        `The customer holds as many uses of code generator ${item.code_generator_id} as its limit per customer (${terms.max_redemptions_per_customer})`,
+        `This customer has already used this promotion as often as allowed (${terms.max_redemptions_per_customer}). Do not accept code ${code} for them.`,
+        { max_redemptions_per_customer: terms.max_redemptions_per_customer },
+      );
+  }
+  switch (failure.reason) {
     case 'code_already_redeemed':
       return {
         error: `Code ${failure.item.code} is redeemed by another transaction`,

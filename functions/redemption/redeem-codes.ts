@@ -1,40 +1,78 @@
 import { api } from '#http/chain';
 import { serviceUnavailable } from '#http/errors';
 import { redeemCode, type CodeItem } from '#data/codes';
+import { codeCount, itemUses, poolCode, putCodeRedemption } from '#data/code-counts';
+import {
+  grantCovers,
+  grantFor,
+  poolGrants,
+  poolSeen,
+  recallPool,
+  reclaimGrants,
+  rememberPool,
+  shardFor,
+  shardSeen,
+  shardTakes,
+  snapshot,
+  type Count,
+  type PoolSeen,
+  type ShardSeen,
+  type ShardWrite,
+} from '#data/counts';
+import { customerTakes } from '#data/customer-uses';
 import { newEvent, putEvent } from '#data/events';
 import { freshIdCollided, nextId } from '#data/ids';
 import { holdCodes, transactionKey, transactionResourceId } from '#data/pos-transactions';
-import { createdAt, judgedAt, shardOf } from '#data/promotion-shards';
+import { promotionCount, shardOf } from '#data/promotion-shards';
 import { generatorAt } from '#data/code-generators';
 import { readRedemptionState } from '#data/redemptions';
-import { writeTogether } from '#data/transactions';
+import { pause, writeTogether, type TransactItem } from '#data/transactions';
+import { customerHash } from '#runtime/customer-key';
 import { generatorSettings, settingsOf, type GeneratorSettings } from '#codes/generator-settings';
-import { assess, distinctCodes, fails, given, freshCodes, judge, judgedGenerators, type Assessment, type Till } from './assessment.ts';
+import { assess, distinctCodes, fails, given, freshCodes, judge, judgedGenerators, knowNothing, type Assessment, type Till } from './assessment.ts';
 import { codeRedeemed, failure, success } from './messages.ts';
 import type { CodesRedemptionInput } from '#http/schemas';
 import codesRedemption from '#http/schemas/codesRedemption.generated';
 import { basketRules } from '#codes/terms';
 
 /**
- * Rounds lost to a concurrent write (another request of the transaction, a change of terms) or to
- * the creation of a promotion's shard before a 503.
+ * Rounds lost to a concurrent write (another request of the transaction, a change of terms), to
+ * the creation of a shard, a grant from a pool or a count's snapshot before a 503.
  */
-const ATTEMPTS = 5;
+const ATTEMPTS = 10;
 /** The description shown for a code the transaction held already may lag a change by this much (PRODUCT.md: up to a minute). */
 const DESCRIPTION_AGE_MS = 60_000;
 
+/** What the request learnt of one count's shard and pool from its failed conditions. */
+interface CountState {
+  shard?: ShardSeen;
+  pool?: PoolSeen;
+}
+
+/** What each item of the transaction is, to read its failed condition. */
+type Part =
+  | { readonly role: 'promotion-shard' | 'promotion-pool' | 'generator' | 'customer'; readonly terms: GeneratorSettings }
+  | { readonly role: 'code-item' | 'code-pooling' | 'code-shard' | 'code-pool' | 'holder'; readonly item: CodeItem; readonly terms: GeneratorSettings }
+  | { readonly role: 'transaction' | 'event' };
+
 /**
- * Redeems codes for a POS transaction, all or nothing, in two DynamoDB requests: one consistent
- * BatchGetItem (the codes and the transaction), then one TransactWriteItems. The codes are judged
- * by their promotions' terms as this environment knows them (cached at any age, read on a miss);
- * the transaction writes, per promotion, the one shard this POS transaction goes through, on the
- * condition that no newer version of the terms reached it (data/promotion-shards.ts): a change
- * answered before this commit makes it fail, and the codes are judged again by the new terms.
- * Beside it: each code held by no one (exactly one of many racing tills wins), the transaction as
- * read and not voided (a void that arrives first wins; never more than 50 codes), the amounts
- * recorded with the codes, and the codes.redeemed event. A request whose codes the transaction
- * holds already (a retry, or a till adding a code to its sale) answers 200 again with what they
- * got then, and writes nothing for them.
+ * Redeems codes for a POS transaction, all or nothing, in two DynamoDB requests while its counts
+ * are far from their limits: one consistent BatchGetItem (the codes and the transaction), then
+ * one TransactWriteItems. The codes are judged by their promotions' terms as this environment
+ * knows them (cached at any age, read on a miss); the transaction writes, per promotion, the one
+ * shard this POS transaction goes through, on the condition that no newer version of the terms
+ * reached it (data/promotion-shards.ts): a change answered before this commit makes it fail, and
+ * the codes are judged again by the new terms. The same shard counts the promotion's uses and,
+ * with a budget, gives them from its grant (data/counts.ts); a multi-use code counts on its own
+ * shards the same way and names the transaction in a holder record (data/code-counts.ts); a
+ * customer's uses are one small item (data/customer-uses.ts). Beside them: each single-use code
+ * held by no one (exactly one of many racing tills wins), the transaction as read and not voided
+ * (a void that arrives first wins; never more than MAX_HELD_CODES codes), the amounts recorded
+ * with the codes, and the codes.redeemed event. A grant spent, a pool short or a count's
+ * snapshot costs a request more; a refusal of a count is judged by a snapshot or a failed
+ * condition, never a guess. A request whose codes the transaction holds already (a retry, or a
+ * till adding a code to its sale) answers 200 again with what they got then, and writes nothing
+ * for them.
  */
 export const handler = api<CodesRedemptionInput>({
   host: 'pos',
@@ -42,107 +80,230 @@ export const handler = api<CodesRedemptionInput>({
   body: codesRedemption,
   bodyRules: basketRules,
 }).handler(async (event, context) => {
+  const customerId = event.body.customer_id ?? undefined;
   const till: Till = {
     accountId: context.accountId,
     siteId: event.body.site_id,
     posTransactionId: event.body.pos_transaction_id,
     ...(event.body.basket ? { basket: event.body.basket } : {}),
+    ...(customerId !== undefined ? { customer: await customerHash(context.accountId, customerId) } : {}),
   };
   const listed = distinctCodes(event.body.codes);
   const spellings = listed.flatMap((code) => (code.spelling === undefined ? [] : [code.spelling]));
   const key = transactionKey(till.accountId, till.siteId, till.posTransactionId);
-  let fresh = false;
-  /** Promotions whose shard for this transaction did not exist at the last try: this try creates it. */
-  const creating = new Set<number>();
-
+  const known = knowNothing();
+  const counts = new Map<string, CountState>();
+  const stateOf = (count: Count) => counts.get(count.prefix) ?? counts.set(count.prefix, {}).get(count.prefix)!;
   /** The codes.redeemed event's id: one for the request, whatever the tries (unless it collided), so ids stay dense. */
   let eventId: number | undefined;
-  /** What the last try judged, when all it lacked was a shard to create: the next try writes it again without a read. */
-  let again: { assessment: Assessment; settings: ReadonlyMap<number, GeneratorSettings | undefined>; now: Date } | undefined;
+  let read: Assessment | undefined;
+  let settings: ReadonlyMap<number, GeneratorSettings | undefined> = new Map();
+  let fresh = false;
+  let stale = false;
+  let now = new Date();
 
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    let assessment: Assessment;
-    let settings: ReadonlyMap<number, GeneratorSettings | undefined>;
-    let now: Date;
-    if (again) ({ assessment, settings, now } = again);
-    else {
+    if (!read) {
       const state = await readRedemptionState(till.accountId, till.siteId, till.posTransactionId, spellings);
-      const read = assess(till, listed, state);
+      read = assess(till, listed, state);
       now = new Date();
       settings = await settingsOf(till.accountId, judgedGenerators(read), fresh);
-      assessment = judge(till, read, settings, now.getTime());
-      if (fails(assessment)) {
-        // A refusal names every failing code by the terms as they are now, never by a cached copy.
-        if (!fresh && judgedGenerators(read).length > 0) {
-          settings = await settingsOf(till.accountId, judgedGenerators(read), true);
-          assessment = judge(till, read, settings, now.getTime());
-        }
-        if (fails(assessment)) return failure(till, assessment);
-      }
+    } else if (stale) {
+      fresh = true;
+      settings = await settingsOf(till.accountId, judgedGenerators(read), true);
     }
-    again = undefined;
+    stale = false;
+    let assessment = judge(till, read, settings, now.getTime(), known);
+    if (fails(assessment)) {
+      // A refusal names every failing code by the terms as they are now, never by a cached copy.
+      if (!fresh && judgedGenerators(read).length > 0) {
+        fresh = true;
+        settings = await settingsOf(till.accountId, judgedGenerators(read), true);
+        assessment = judge(till, read, settings, now.getTime(), known);
+      }
+      if (fails(assessment)) return failure(till, assessment);
+    }
     const taking = freshCodes(assessment);
     if (taking.length === 0) return await answer(till, assessment, '', settings);
 
     const redeemedAt = now.toISOString();
-    const promotions = [...new Map(taking.map(({ terms }) => [terms!.id, terms!])).values()];
+    const holder = { key, siteId: till.siteId, posTransactionId: till.posTransactionId, redeemedAt };
+    const promotions = new Map<number, { terms: GeneratorSettings; take: number }>();
+    for (const { terms } of taking) {
+      const entry = promotions.get(terms!.id);
+      if (entry) entry.take++;
+      else promotions.set(terms!.id, { terms: terms!, take: 1 });
+    }
+
+    // A count whose pool is known to be short is looked at whole first: refused, or its grants reclaimed.
+    const short = [...promotions.values()].find(({ terms, take }) =>
+      isShort(counts.get(promotionCount(till.accountId, terms.id).prefix), take, terms.max_redemptions, terms.terms_version),
+    );
+    const shortCode = taking.find(
+      ({ item, terms, shared }) => shared && item.pooled && isShort(counts.get(item.code_key), 1, terms!.max_redemptions_per_code, terms!.terms_version),
+    );
+    if (short || shortCode) {
+      const count = short ? promotionCount(till.accountId, short.terms.id) : codeCount(shortCode!.item);
+      const seen = await snapshot(count, short ? undefined : itemUses);
+      const judged = short ? short.terms : shortCode!.terms!;
+      if (seen.pool.version > judged.terms_version) stale = true;
+      else {
+        if (short) known.budgets.set(short.terms.id, seen.used);
+        else known.codes.set(shortCode!.item.code_key, seen.used);
+        const limit = short ? short.terms.max_redemptions! : judged.max_redemptions_per_code;
+        const mine = seen.shards.get(short ? shardOf(key, short.terms.id) : shardFor(key, shortCode!.item.code_key)) ?? { exists: false, used: 0 };
+        rememberPool(count, seen.pool);
+        if (seen.used + (short ? short.take : 1) > limit || seen.reserved === 0) counts.set(count.prefix, { shard: mine, pool: seen.pool });
+        else if (await reclaimGrants(count, seen)) {
+          counts.set(count.prefix, {
+            shard: mine.left === undefined ? mine : { ...mine, left: 0 },
+            pool: { ...seen.pool, taken: seen.pool.taken - seen.reserved },
+          });
+        } else counts.delete(count.prefix);
+      }
+      continue;
+    }
+
     eventId ??= await nextId();
     const eventRecord = newEvent(eventId, till.accountId, 'codes.redeemed', transactionResourceId(till.siteId, till.posTransactionId), now);
-    const holder = { key, siteId: till.siteId, posTransactionId: till.posTransactionId, redeemedAt };
-    const shards = promotions.map((terms) =>
-      creating.has(terms.id)
-        ? [createdAt(till.accountId, terms.id, shardOf(key, terms.id), terms.terms_version), generatorAt(till.accountId, terms.id, terms.terms_version)]
-        : [judgedAt(till.accountId, terms.id, shardOf(key, terms.id), terms.terms_version)],
-    );
-    const items = [
-      ...shards.flat(),
-      ...taking.map(({ item, amount }) => redeemCode(item, holder, amount)),
+    const items: TransactItem[] = [];
+    const parts: Part[] = [];
+    const add = (item: TransactItem, part: Part) => {
+      items.push(item);
+      parts.push(part);
+    };
+    for (const { terms, take } of promotions.values()) {
+      const count = promotionCount(till.accountId, terms.id);
+      const state = stateOf(count);
+      const shard = shardOf(key, terms.id);
+      const plan = planShard(count, state, take, terms.max_redemptions, terms.terms_version);
+      add(shardTakes(count, shard, take, terms.terms_version, plan.write, true), { role: 'promotion-shard', terms });
+      if (plan.pool) add(plan.pool, { role: 'promotion-pool', terms });
+      if (plan.write.kind === 'create') add(generatorAt(till.accountId, terms.id, terms.terms_version), { role: 'generator', terms });
+      if (till.customer !== undefined) {
+        add(customerTakes(till.accountId, terms.id, till.customer, take, terms.max_redemptions_per_customer), { role: 'customer', terms });
+      }
+    }
+    for (const { item, terms, amount, shared } of taking) {
+      if (!shared) {
+        add(redeemCode(item, holder, amount), { role: 'code-item', item, terms: terms! });
+        continue;
+      }
+      const count = codeCount(item);
+      const shard = shardFor(key, item.code_key);
+      const limit = terms!.max_redemptions_per_code;
+      if (!item.pooled) {
+        // The code's first use through its counts: its pool is created with what its item holds.
+        const held = itemUses(item);
+        const grant = grantFor(limit - held - 1);
+        add(poolCode(item), { role: 'code-pooling', item, terms: terms! });
+        add(shardTakes(count, shard, 1, terms!.terms_version, { kind: 'create', grant }, false), { role: 'code-shard', item, terms: terms! });
+        add(poolGrants(count, 1 + grant, limit, terms!.terms_version, { held }), { role: 'code-pool', item, terms: terms! });
+      } else {
+        const plan = planShard(count, stateOf(count), 1, limit, terms!.terms_version);
+        add(shardTakes(count, shard, 1, terms!.terms_version, plan.write, false), { role: 'code-shard', item, terms: terms! });
+        if (plan.pool) add(plan.pool, { role: 'code-pool', item, terms: terms! });
+      }
+      add(putCodeRedemption(item, shard, holder, amount), { role: 'holder', item, terms: terms! });
+    }
+    add(
       holdCodes(
         till.accountId,
         till.siteId,
         till.posTransactionId,
         assessment.transaction,
-        taking.map(({ item, terms, amount }) => ({
+        taking.map(({ item, terms, amount, shared }) => ({
           code: item.code,
           code_generator_id: item.code_generator_id,
           redeemed_at: redeemedAt,
           discount: terms!.discount,
           ...(amount ?? {}),
+          counted: shared ? 'shards' : 'item',
+          ...(till.customer !== undefined ? { customer: till.customer } : {}),
         })),
       ),
-      putEvent(eventRecord),
-    ];
+      { role: 'transaction' },
+    );
+    add(putEvent(eventRecord), { role: 'event' });
+
     const result = await writeTogether(items);
     if (result.outcome === 'written') return await answer(till, assessment, redeemedAt, settings);
 
-    // Which conditions failed: a shard with newer terms (judge again, by terms read afresh), a
-    // shard not created yet (create it) or created meanwhile, a generator changed since its terms
-    // were read, a code taken by another transaction or a void that came first (judge again from
-    // a new read), or an event id that collided.
-    let index = 0;
-    const missing = new Set<number>();
-    for (const [n, terms] of promotions.entries()) {
-      const failedShard = result.failed.has(index);
-      if (creating.has(terms.id)) {
-        if (failedShard) creating.delete(terms.id); // another redemption created it first
-        if (result.failed.has(index + 1)) fresh = true;
-      } else if (failedShard) {
-        if (result.failed.get(index) === undefined) {
-          creating.add(terms.id);
-          missing.add(index);
-        } else fresh = true;
+    // Which conditions failed, and what they showed: a shard with newer terms (judge again by
+    // terms read afresh), a shard not created yet or a grant spent (write it so), a pool short
+    // (look at the count whole) or not ready, a customer at the limit (refuse by what it holds),
+    // a code taken, pooled or a transaction changed meanwhile (read again), a colliding event id.
+    for (const [index, old] of result.failed) {
+      const part = parts[index]!;
+      switch (part.role) {
+        case 'promotion-shard':
+        case 'code-shard': {
+          const count = 'item' in part ? codeCount(part.item) : promotionCount(till.accountId, part.terms.id);
+          if (old?.terms_version !== undefined && Number(old.terms_version) > part.terms.terms_version) stale = true;
+          else stateOf(count).shard = shardSeen(old);
+          break;
+        }
+        case 'promotion-pool':
+        case 'code-pool': {
+          if ('item' in part && !part.item.pooled) {
+            read = undefined; // another till pooled the code first
+            break;
+          }
+          const count = 'item' in part ? codeCount(part.item) : promotionCount(till.accountId, part.terms.id);
+          const pool = poolSeen(old);
+          rememberPool(count, pool);
+          if (pool.version > part.terms.terms_version) stale = true;
+          else if (!pool.ready) await pause(attempt);
+          else stateOf(count).pool = pool;
+          break;
+        }
+        case 'generator':
+          stale = true;
+          break;
+        case 'customer':
+          known.customers.set(part.terms.id, Number(old?.used ?? 0));
+          break;
+        case 'code-item':
+        case 'code-pooling':
+        case 'transaction':
+          read = undefined;
+          break;
+        case 'event':
+          freshIdCollided('events', eventRecord.id);
+          eventId = undefined;
+          break;
+        case 'holder':
+          break;
       }
-      index += shards[n]!.length;
-    }
-    const missingShardsOnly = [...result.failed.keys()].every((failed) => missing.has(failed));
-    if (missingShardsOnly) again = { assessment, settings, now };
-    if (result.failed.has(index + taking.length + 1)) {
-      freshIdCollided('events', eventRecord.id);
-      eventId = undefined;
     }
   }
   throw serviceUnavailable();
 });
+
+/**
+ * Whether what the request learnt of a count shows that neither the shard's grant nor its pool
+ * can cover `take` more uses: the count is then looked at whole (refused, or its grants reclaimed).
+ */
+function isShort(state: CountState | undefined, take: number, limit: number | null, version: number): boolean {
+  if (limit === null || !state?.pool || state.shard === undefined || grantCovers(state.shard, take, version)) return false;
+  const returned = state.shard.exists ? (state.shard.left ?? 0) : 0;
+  return limit - state.pool.taken - take + returned < 0;
+}
+
+/**
+ * How a redemption writes a count's shard, from what it learnt: from the shard's grant while it
+ * covers the take (or nothing is known: optimistic, the condition decides), else a new grant
+ * from the pool sized by what the pool was last seen to hold; without a limit, only the count.
+ */
+function planShard(count: Count, state: CountState, take: number, limit: number | null, version: number): { write: ShardWrite; pool?: TransactItem } {
+  if (limit === null) return { write: state.shard?.exists === false ? { kind: 'create' } : { kind: 'count' } };
+  if (state.shard === undefined || (state.shard.exists && grantCovers(state.shard, take, version))) return { write: { kind: 'fast' } };
+  const returned = state.shard.exists ? (state.shard.left ?? 0) : 0;
+  const taken = state.pool?.taken ?? recallPool(count) ?? 0;
+  const grant = grantFor(Math.max(0, limit - taken - take + returned));
+  const write: ShardWrite = state.shard.exists ? { kind: 'refill', seen: state.shard, grant } : { kind: 'create', grant };
+  return { write, pool: poolGrants(count, take + grant - returned, limit, version) };
+}
 
 /** 200: every listed code held by this transaction; those taken now carry this request's time and amounts. */
 async function answer(till: Till, assessment: Assessment, redeemedAt: string, judged: ReadonlyMap<number, GeneratorSettings | undefined>) {

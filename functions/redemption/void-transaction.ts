@@ -1,11 +1,11 @@
 import { api } from '#http/chain';
 import { serviceUnavailable } from '#http/errors';
-import { releaseCode } from '#data/codes';
 import { newEvent, putEvent } from '#data/events';
 import { freshIdCollided, nextId } from '#data/ids';
 import { putVoid, transactionKey, transactionResourceId, voidHolding, type HeldCode, type PosTransaction, type VoidFields } from '#data/pos-transactions';
 import { writeTogether } from '#data/transactions';
 import { codeReleased } from './messages.ts';
+import { givesBack } from './give-back.ts';
 import type { VoidTransactionInput } from '#http/schemas';
 import voidTransaction from '#http/schemas/voidTransaction.generated';
 
@@ -53,7 +53,7 @@ export const handler = api<VoidTransactionInput>({
         voidHolding(holding, fields),
         voided,
         putEvent(newEvent(releasedEventId, accountId, 'codes.released', resourceId, now)),
-        ...held.map((code) => releaseCode(accountId, code.code_generator_id, code.code, key)),
+        ...givesBack(accountId, key, held),
       ]);
     }
     if (result.outcome === 'written') return { statusCode: 200, rawJson: fields.response };
@@ -67,9 +67,9 @@ export const handler = api<VoidTransactionInput>({
     if (result.failed.has(1)) freshIdCollided('events', fields.event_id);
     if (releasedEventId !== undefined && result.failed.has(2)) freshIdCollided('events', releasedEventId);
     const released = [...result.failed.keys()].filter((index) => index >= 3);
-    // A code the transaction lists is held by another: the two tables disagree, which no write of
-    // this service does. A bug, not a state to answer.
-    if (holding && released.length > 0) throw new Error(`void: ${released.length} code(s) listed by the transaction are not held by it`);
+    // A code the transaction lists is held by another, or a count holds less than it gave: the
+    // tables disagree, which no write of this service does. A bug, not a state to answer.
+    if (holding && released.length > 0) throw new Error(`void: ${released.length} release(s) of what the transaction holds failed their condition`);
   }
   throw serviceUnavailable();
 });
