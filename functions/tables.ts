@@ -139,7 +139,7 @@ export const tables = {
     envVar: 'POS_TRANSACTIONS_TABLE',
     partitionKey: { name: 'transaction_key', type: 'S' },
     description:
-      'Point-of-sale transactions, keyed by account, site and POS transaction id: the codes each holds (at most 50) and its void, so a retry finds the first.',
+      'Point-of-sale transactions, keyed by account, site and POS transaction id: the codes each holds (at most 24, MAX_HELD_CODES) and its void, so a retry finds the first.',
   },
   idempotencyKeys: {
     envVar: 'IDEMPOTENCY_KEYS_TABLE',

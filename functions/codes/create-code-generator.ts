@@ -6,6 +6,7 @@ import { newEvent, putEvent } from '#data/events';
 import { newStoredResponse, putStoredResponse } from '#data/idempotency-keys';
 import { freshIdCollided, nextId } from '#data/ids';
 import { writeTogether } from '#data/transactions';
+import { openBudget } from '#data/promotion-shards';
 import { idempotencyScope, replay, storedResponseAfterConflict } from '#http/idempotency';
 import { presentCodeGenerator } from './presenters.ts';
 import { inUtc, termRules } from './terms.ts';
@@ -42,7 +43,13 @@ export const handler = api<CodeGeneratorInput>({
     const stored = scope && newStoredResponse(scope, scope.requestHash, { statusCode: 201, body, location }, now);
     const eventRecord = newEvent(await nextId(), context.accountId, 'code_generator.created', String(generator.id), now);
 
-    const result = await writeTogether([putCodeGenerator(generator), putEvent(eventRecord), ...(stored ? [putStoredResponse(stored)] : [])]);
+    const result = await writeTogether([
+      putCodeGenerator(generator),
+      putEvent(eventRecord),
+      ...(stored ? [putStoredResponse(stored)] : []),
+      // A budget's pool, ready at once: nothing is held yet (data/promotion-shards.ts).
+      ...(generator.max_redemptions !== null && generator.max_redemptions !== undefined ? [openBudget(context.accountId, generator.id, 1, true)] : []),
+    ]);
     if (result.outcome === 'written') return { ...created(location, undefined), rawJson: body };
     if (scope && result.failed.has(2)) {
       const earlier = await storedResponseAfterConflict(result.failed.get(2), scope);

@@ -11,7 +11,7 @@ import {
 } from '#data/code-generators';
 import { newEvent, putEvent } from '#data/events';
 import { freshIdCollided, nextId } from '#data/ids';
-import { bringShardsTo } from '#data/promotion-shards';
+import { bringShardsTo, countBudget, openBudget } from '#data/promotion-shards';
 import { writeTogether } from '#data/transactions';
 import { etagMatches, ifMatchOf, weakEtag } from '#http/etags';
 import { presentCodeGenerator } from './presenters.ts';
@@ -60,15 +60,23 @@ export const handler = api<Pick<CodeGeneratorPatch, keyof CodeGeneratorChange>, 
     const changed = CHANGEABLE_FIELDS.filter((key) => requested[key] !== undefined && !sameJson(requested[key], current[key]));
     if (changed.length === 0) {
       await reachShards(current, current.terms_version ?? 1);
+      if (current.max_redemptions !== null) await countBudget(context.accountId, id, current.terms_version ?? 1);
       return ok(currentBody);
     }
 
     const now = new Date(Math.max(Date.now(), Date.parse(current.updated_at) + 1));
     const next: CodeGenerator = { ...current, ...requested, terms_version: (current.terms_version ?? 1) + 1, updated_at: now.toISOString() };
     const eventRecord = newEvent(await nextId(), context.accountId, 'code_generator.updated', String(id), now);
-    const result = await writeTogether([updateCodeGenerator(current, next), putEvent(eventRecord)]);
+    // A budget where there was none: its pool, counted once the shards carry the new version.
+    const opening = next.max_redemptions !== null && current.max_redemptions === null;
+    const result = await writeTogether([
+      updateCodeGenerator(current, next),
+      putEvent(eventRecord),
+      ...(opening ? [openBudget(context.accountId, id, next.terms_version!, false)] : []),
+    ]);
     if (result.outcome === 'written') {
       await reachShards(current, next.terms_version!);
+      if (next.max_redemptions !== null) await countBudget(context.accountId, id, next.terms_version!);
       return ok({ code_generator: presentCodeGenerator(next) });
     }
     if (result.failed.has(1)) freshIdCollided('events', eventRecord.id);

@@ -3,7 +3,7 @@ import { documents } from '#runtime/clients';
 import { tableName } from '#runtime/config';
 import { PROMOTION_SHARDS } from '#functions/tables';
 import { pause, type TransactItem } from './transactions.ts';
-import { poolKey, shardFor, snapshot, type Count } from './counts.ts';
+import { poolKey, readPools, shardFor, snapshot, type Count } from './counts.ts';
 
 const TABLE = tableName('promotionShards');
 
@@ -168,10 +168,13 @@ export function openBudget(accountId: number, generatorId: number, version: numb
  * Makes a budget set by a PATCH ready: once every shard carries the PATCH's version (bringShardsTo),
  * no redemption under an older version can commit on them, and none under the new one takes uses
  * before the pool is ready; a void keeps `used + left` of its shard. So the shards' sum is what the
- * promotion holds and reserves, and the pool starts from it. Does nothing if a newer change came.
+ * promotion holds and reserves, and the pool starts from it. Does nothing if the pool is ready
+ * already or a newer change came (a PATCH that changes nothing finishes one that stopped here).
  */
 export async function countBudget(accountId: number, generatorId: number, version: number): Promise<void> {
   const count = promotionCount(accountId, generatorId);
+  const pool = (await readPools([count])).get(count.prefix);
+  if (!pool || pool.ready || pool.version !== version) return; // counted already, or a newer change owns it
   const seen = await snapshot(count);
   try {
     await documents.send(

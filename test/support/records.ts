@@ -58,8 +58,19 @@ export async function codeItemsOf(accountId: number): Promise<Record<string, any
 export async function promotionShardsOf(accountId: number, generatorId: number): Promise<PromotionShard[]> {
   const items = await scanAll(documents, {
     TableName: tableName('promotionShards'),
-    FilterExpression: 'account_id = :a AND code_generator_id = :g',
+    FilterExpression: 'account_id = :a AND code_generator_id = :g AND attribute_exists(shard_number)',
     ExpressionAttributeValues: { ':a': accountId, ':g': generatorId },
   });
   return (items as PromotionShard[]).sort((a, b) => a.shard_number - b.shard_number);
+}
+
+/**
+ * The account's count items (PRODUCT.md "Counting"), Scans: the shards and pools of its
+ * promotions' budgets and of its multi-use codes, and its customers' counts.
+ */
+export async function countItemsOf(accountId: number): Promise<Record<'promotionShards' | 'codeShards' | 'customerUses', Record<string, any>[]>> {
+  const scan = (table: 'promotionShards' | 'codeShards' | 'customerUses') =>
+    scanAll(documents, { TableName: tableName(table), FilterExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': accountId } });
+  const [promotionShards, codeShards, customerUses] = await Promise.all([scan('promotionShards'), scan('codeShards'), scan('customerUses')]);
+  return { promotionShards, codeShards, customerUses };
 }

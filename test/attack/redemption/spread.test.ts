@@ -90,4 +90,71 @@ describe('the redemptions of one promotion spread over its items', () => {
     // 240 balls into 64 bins: the fullest holds about 9; 10 % leaves room for chance, and is far from every one.
     expect(share).toBeLessThan(0.1);
   });
+
+  /**
+   * A multi-use code and a budgeted promotion (PRODUCT.md "Counting", Peak): the counts' pools
+   * take part only where a shard is created (its first grant) or a grant runs out (none here: a
+   * grant is 1/256 of what is free), the generator only where a promotion shard is created.
+   */
+  for (const kind of ['one multi-use code with 1,000,000 uses', 'a promotion with a budget of 1,000,000'] as const) {
+    it(`240 redemptions of ${kind}: no item takes part in more than a small share of them`, async () => {
+      const multiUse = kind.startsWith('one multi-use');
+      const created = await call(api, 'core', 'POST', '/v1.0/codegen', {
+        token,
+        body: {
+          code_generator: {
+            generation_type: 'tillgate',
+            code_length: 8,
+            prefix: multiUse ? 'FLYER-' : 'BUDGET-',
+            store_id: 1,
+            ...(multiUse ? { max_redemptions_per_code: 1_000_000 } : { max_redemptions: 1_000_000 }),
+          },
+        },
+      });
+      expect(created.status, created.text).toBe(201);
+      const id = created.json.code_generator.id as number;
+      const issued = await call(api, 'core', 'POST', `/v1.0/codegen/${id}/codes`, { token, body: { count: multiUse ? 1 : 240 } });
+      expect(issued.status, issued.text).toBe(201);
+      const codes = issued.json.codes as string[];
+      proxy.take();
+      const transactions: string[][] = [];
+      let requests = 0;
+      for (let start = 0; start < 240; start += 8) {
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            call(api, 'pos', 'POST', '/v2.0/redeemed_codes', {
+              token,
+              body: { transaction: { site_id: `S-${i}`, pos_transaction_id: `${kind}-${start + i}`, codes: [codes[multiUse ? 0 : start + i]!] } },
+            }),
+          ),
+        );
+        for (const answer of answers) expect(answer.status, answer.text).toBe(200);
+        const calls = proxy.take();
+        transactions.push(...calls.filter((c) => c.target === 'TransactWriteItems' && c.status === 200).map(touchedItems));
+        const aside = [process.env.API_KEYS_TABLE, process.env.COUNTERS_TABLE];
+        requests += calls.filter((c) => !aside.includes(c.request.TableName as string)).length;
+      }
+      // 2 a redemption, but for the first through each shard (a promotion's, a code's): one more.
+      expect(requests).toBeLessThanOrEqual(2 * 240 + 2 * (multiUse ? 2 : 1) * SHARD_COUNT + 4);
+      transactions.splice(0, transactions.length, ...transactions.filter((items) => items.length > 1));
+      expect(transactions.length).toBeGreaterThanOrEqual(240);
+      const generatorItem = `codeGenerators ${accountId}|${id}`;
+      const isPool = (item: string) => item.endsWith('#pool');
+      const withPool = transactions.filter((items) => items.some(isPool));
+      // Pools: the code's creation, and each shard's first grant; the generator: each promotion shard's creation.
+      expect(withPool.length).toBeLessThanOrEqual((multiUse ? 1 : 0) + SHARD_COUNT);
+      expect(transactions.filter((items) => items.includes(generatorItem)).length).toBeLessThanOrEqual(SHARD_COUNT);
+      const top = mostTouched(transactions.map((items) => items.filter((item) => item !== generatorItem && !isPool(item) && !item.startsWith('codes '))));
+      const share = top.count / transactions.length;
+      console.log(
+        `spread: ${transactions.length} redemptions of ${kind}; ${withPool.length} took a grant from a pool; besides the pools and the generator, the most-touched item (${top.item}) takes part in ${top.count} (${(share * 100).toFixed(1)} %)`,
+      );
+      expect(share).toBeLessThan(0.1);
+      if (multiUse) {
+        // The code's own item: only when its counts began.
+        const codeItem = transactions.filter((items) => items.some((item) => item.startsWith('codes ')));
+        expect(codeItem.length).toBeLessThanOrEqual(1);
+      }
+    });
+  }
 });
