@@ -3,14 +3,28 @@ import { findCodeGenerator, findCodeGenerators, type CodeGenerator } from '#data
 /**
  * A per-environment cache of code generators' settings. The shape of a generator's codes
  * (type, length, prefix) never changes, so an issuance may use an entry of any age. Status,
- * description and terms change together with `terms_version`: a redemption may judge by an entry
- * of any age, because its transaction proves on a promotion shard that the version it judged by
- * is still current (data/promotion-shards.ts), and reads the generator again when it is not.
- * An answer that refuses a code is judged by a fresh read.
+ * description, terms and limits change together with `terms_version`: a redemption may judge by
+ * an entry of any age, because its transaction proves on a promotion shard that the version it
+ * judged by is still current (data/promotion-shards.ts), and reads the generator again when it
+ * is not. An answer that refuses a code is judged by a fresh read. The limits come with their
+ * defaults (data/code-generators.ts), also for a generator written before them.
  */
 export type GeneratorSettings = Pick<
   CodeGenerator,
-  'id' | 'generation_type' | 'code_length' | 'prefix' | 'description' | 'status' | 'discount' | 'minimum_basket' | 'valid_from' | 'valid_until' | 'site_ids'
+  | 'id'
+  | 'generation_type'
+  | 'code_length'
+  | 'prefix'
+  | 'description'
+  | 'status'
+  | 'discount'
+  | 'minimum_basket'
+  | 'valid_from'
+  | 'valid_until'
+  | 'site_ids'
+  | 'max_redemptions_per_code'
+  | 'max_redemptions'
+  | 'max_redemptions_per_customer'
 > & { readonly terms_version: number };
 
 interface Entry {
@@ -49,6 +63,9 @@ function rememberGenerator(generator: CodeGenerator): GeneratorSettings {
     valid_from: generator.valid_from,
     valid_until: generator.valid_until,
     site_ids: generator.site_ids,
+    max_redemptions_per_code: generator.max_redemptions_per_code,
+    max_redemptions: generator.max_redemptions,
+    max_redemptions_per_customer: generator.max_redemptions_per_customer,
     terms_version: generator.terms_version ?? 1,
   };
   remember(generator.account_id, settings);
