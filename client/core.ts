@@ -46,7 +46,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a code generator's status, description or promotion terms
+         * Change a code generator's status, description, promotion terms or limits
          * @description Needs a token of scope core (or all); any other answers 403.
          */
         patch: operations["updateCodeGenerator"];
@@ -362,6 +362,21 @@ export interface components {
                  * @default null
                  */
                 site_ids: null | string[];
+                /**
+                 * @description How many transactions may hold one code at once, 1 to 1,000,000: 1 is a single-use code, more a code printed for many (a flyer's).
+                 * @default 1
+                 */
+                max_redemptions_per_code: number;
+                /**
+                 * @description null (no budget), or the promotion's budget: how many uses all its codes together may hold at once, 1 to 100,000,000.
+                 * @default null
+                 */
+                max_redemptions: null | number;
+                /**
+                 * @description null (no limit per customer), or how many uses one customer (the till's transaction.customer_id) may hold across all the promotion's codes, 1 to 1,000; a till must then send the customer.
+                 * @default null
+                 */
+                max_redemptions_per_customer: null | number;
             };
         };
         EventResponse: {
@@ -814,6 +829,21 @@ export interface operations {
                          * @default null
                          */
                         site_ids?: null | string[];
+                        /**
+                         * @description How many transactions may hold one code at once, 1 to 1,000,000: 1 is a single-use code, more a code printed for many (a flyer's).
+                         * @default 1
+                         */
+                        max_redemptions_per_code?: number;
+                        /**
+                         * @description null (no budget), or the promotion's budget: how many uses all its codes together may hold at once, 1 to 100,000,000.
+                         * @default null
+                         */
+                        max_redemptions?: null | number;
+                        /**
+                         * @description null (no limit per customer), or how many uses one customer (the till's transaction.customer_id) may hold across all the promotion's codes, 1 to 1,000; a till must then send the customer.
+                         * @default null
+                         */
+                        max_redemptions_per_customer?: null | number;
                     };
                 };
             };
@@ -1316,7 +1346,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Only status, description and the promotion terms (discount, minimum_basket, valid_from, valid_until, site_ids) can change; an absent field stays as it is. The terms are judged together with the stored ones: a discount currency that differs from the stored minimum_basket currency, or a valid_until not after the stored valid_from, answers 422. Sending generation_type, buffer_type, code_length, prefix, store_id, id, account_id, created_at, updated_at answers 422 naming the field. */
+                    /** @description Only status, description, the promotion terms (discount, minimum_basket, valid_from, valid_until, site_ids) and its limits (max_redemptions_per_code, max_redemptions, max_redemptions_per_customer) can change; an absent field stays as it is. A limit may be raised or lowered: lowered below the uses held, it refuses new uses until voids bring the count under, and takes no use back. The terms are judged together with the stored ones: a discount currency that differs from the stored minimum_basket currency, or a valid_until not after the stored valid_from, answers 422. Sending generation_type, buffer_type, code_length, prefix, store_id, id, account_id, created_at, updated_at answers 422 naming the field. */
                     code_generator: {
                         /**
                          * @description `active` generators issue codes; `inactive` ones answer 409.
@@ -1333,12 +1363,18 @@ export interface operations {
                         valid_until?: null | string;
                         /** @description null (every site), or the only sites whose tills may redeem: 1 to 100 distinct site ids, compared exactly. */
                         site_ids?: null | string[];
+                        /** @description How many transactions may hold one code at once, 1 to 1,000,000: 1 is a single-use code, more a code printed for many (a flyer's). */
+                        max_redemptions_per_code?: number;
+                        /** @description null (no budget), or the promotion's budget: how many uses all its codes together may hold at once, 1 to 100,000,000. */
+                        max_redemptions?: null | number;
+                        /** @description null (no limit per customer), or how many uses one customer (the till's transaction.customer_id) may hold across all the promotion's codes, 1 to 1,000; a till must then send the customer. */
+                        max_redemptions_per_customer?: null | number;
                     };
                 };
             };
         };
         responses: {
-            /** @description The generator after the change (unchanged when nothing differed), with a code_generator.updated event when something changed. A change takes effect at once: a redemption that commits after this answer is judged by the new status and terms. */
+            /** @description The generator after the change (unchanged when nothing differed), with a code_generator.updated event when something changed. A change takes effect at once: a redemption that commits after this answer is judged by the new status, terms and limits. */
             200: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */

@@ -822,6 +822,8 @@ export interface operations {
                             /** @description An ISO 4217 currency code that has a minor unit (EUR, USD, JPY, …); a code ISO 4217 does not list answers 422 naming it. */
                             currency: string;
                         };
+                        /** @description The customer: a loyalty card or customer number, 1 to 128 characters (null: no customer). Needed by a code whose promotion sets max_redemptions_per_customer. Never logged, never returned, stored only as a keyed hash. */
+                        customer_id?: null | string;
                     };
                 };
             };
@@ -1090,6 +1092,8 @@ export interface operations {
                             /** @description An ISO 4217 currency code that has a minor unit (EUR, USD, JPY, …); a code ISO 4217 does not list answers 422 naming it. */
                             currency: string;
                         };
+                        /** @description The customer: a loyalty card or customer number, 1 to 128 characters (null: no customer). Needed by a code whose promotion sets max_redemptions_per_customer. Never logged, never returned, stored only as a keyed hash. */
+                        customer_id?: null | string;
                     };
                 };
             };

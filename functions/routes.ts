@@ -175,7 +175,7 @@ export const routes: readonly Route[] = [
     params: 'idPath',
     body: { root: 'code_generator', schema: 'codeGeneratorPatch' },
     ifMatch: true,
-    summary: "Change a code generator's status, description or promotion terms",
+    summary: "Change a code generator's status, description, promotion terms or limits",
   },
   {
     operationId: 'issueCodes',

@@ -315,6 +315,9 @@ const requestExamples: Partial<Record<SchemaName, object>> = {
     valid_from: '2026-12-01T00:00:00+01:00',
     valid_until: '2026-12-24T00:00:00+01:00',
     site_ids: ['S-0042'],
+    max_redemptions_per_code: 1,
+    max_redemptions: 5000,
+    max_redemptions_per_customer: 1,
   },
   codesIssue: { count: 100 },
   voidTransaction: {
@@ -331,6 +334,7 @@ const requestExamples: Partial<Record<SchemaName, object>> = {
     register_id: 'R1',
     codes: ['WIN-7KQ2M9XA'],
     basket: { total: 4250, currency: 'EUR' },
+    customer_id: 'CARD-4417-0042',
   },
   webhookEndpointCreate: {
     url: 'https://backoffice.example.com/tillgate/webhooks',
@@ -531,13 +535,14 @@ const operations: Record<string, Operation> = {
   },
   updateCodeGenerator: {
     bodyNote:
-      'Only status, description and the promotion terms (discount, minimum_basket, valid_from, valid_until, site_ids) can change; an absent field stays as it is. ' +
+      'Only status, description, the promotion terms (discount, minimum_basket, valid_from, valid_until, site_ids) and its limits (max_redemptions_per_code, max_redemptions, max_redemptions_per_customer) can change; an absent field stays as it is. ' +
+      'A limit may be raised or lowered: lowered below the uses held, it refuses new uses until voids bring the count under, and takes no use back. ' +
       'The terms are judged together with the stored ones: a discount currency that differs from the stored minimum_basket currency, or a valid_until not after the stored valid_from, answers 422.',
     success: {
       200: {
         description:
           'The generator after the change (unchanged when nothing differed), with a code_generator.updated event when something changed. ' +
-          'A change takes effect at once: a redemption that commits after this answer is judged by the new status and terms.',
+          'A change takes effect at once: a redemption that commits after this answer is judged by the new status, terms and limits.',
         headers: coreHeaders,
         content: { 'application/json': { schema: ref('CodeGeneratorResponse') } },
       },
@@ -898,8 +903,8 @@ const UTC_MILLIS = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$';
 
 /**
  * A code generator as every read answers it: the seed's eleven fields, then the promotion terms
- * with their defaults (the create schema's, with the discount's types and Money as components),
- * each always present; date-times in UTC with milliseconds.
+ * and limits with their defaults (the create schema's, with the discount's types and Money as
+ * components), each always present; date-times in UTC with milliseconds.
  */
 const codeGeneratorFields = (() => {
   const fields = withComponents(plain(codeGeneratorCreate.properties)) as Record<string, any>;
@@ -922,6 +927,9 @@ const codeGeneratorFields = (() => {
     valid_from: utcOrNull('valid_from'),
     valid_until: utcOrNull('valid_until'),
     site_ids: fields.site_ids,
+    max_redemptions_per_code: fields.max_redemptions_per_code,
+    max_redemptions: fields.max_redemptions,
+    max_redemptions_per_customer: fields.max_redemptions_per_customer,
   };
 })();
 

@@ -19,7 +19,7 @@ type CodeGeneratorInput = Required<Omit<CodeGeneratorCreate, 'id' | 'account_id'
  * One TransactWriteItems: the generator, its `code_generator.created` event and, with an
  * Idempotency-Key, the stored response. A repeated key fails that item's condition and the
  * stored response comes back with the failure, so a repeat costs the same single request.
- * The terms are stored as answered: every one, defaults included, date-times in UTC.
+ * The terms and limits are stored as answered: every one, defaults included, date-times in UTC.
  */
 export const handler = api<CodeGeneratorInput>({
   host: 'core',

@@ -3,10 +3,11 @@ import { findCodeGenerator, findCodeGenerators, type CodeGenerator } from '#data
 /**
  * A per-environment cache of code generators' settings. The shape of a generator's codes
  * (type, length, prefix) never changes, so an issuance may use an entry of any age. Status,
- * description and terms change together with `terms_version`: a redemption may judge by an entry
- * of any age, because its transaction proves on a promotion shard that the version it judged by
- * is still current (data/promotion-shards.ts), and reads the generator again when it is not.
- * An answer that refuses a code is judged by a fresh read.
+ * description, terms and limits change together with `terms_version`: a redemption may judge by
+ * an entry of any age, because its transaction proves on a promotion shard that the version it
+ * judged by is still current (data/promotion-shards.ts), and reads the generator again when it
+ * is not. An answer that refuses a code is judged by a fresh read. The limits come with their
+ * defaults (data/code-generators.ts), also for a generator written before them.
  */
 export type GeneratorSettings = Pick<
   CodeGenerator,

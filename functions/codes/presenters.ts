@@ -2,9 +2,10 @@ import type { CodeGenerator, Discount, Money } from '#data/code-generators';
 import type { CodeView } from '#data/codes';
 
 /**
- * The eleven fields of the seed, in its order, then the promotion's terms with their defaults.
- * Objects are built key by key, so an answer (and its ETag) never depends on the order in which
- * DynamoDB hands back a map's keys. The versions (`terms_version`, `shards_version`) are internal.
+ * The eleven fields of the seed, in its order, then the promotion's terms and its limits with
+ * their defaults. Objects are built key by key, so an answer (and its ETag) never depends on the
+ * order in which DynamoDB hands back a map's keys. The versions (`terms_version`,
+ * `shards_version`) are internal.
  */
 export function presentCodeGenerator(generator: CodeGenerator) {
   return {
@@ -24,6 +25,9 @@ export function presentCodeGenerator(generator: CodeGenerator) {
     valid_from: generator.valid_from,
     valid_until: generator.valid_until,
     site_ids: generator.site_ids && [...generator.site_ids],
+    max_redemptions_per_code: generator.max_redemptions_per_code,
+    max_redemptions: generator.max_redemptions,
+    max_redemptions_per_customer: generator.max_redemptions_per_customer,
   };
 }
 

@@ -23,18 +23,19 @@ import idPath from '#http/schemas/idPath.generated';
 const ATTEMPTS = 3;
 
 /**
- * Status, description and the promotion's terms change (the schema answers 422 for any other
- * field, and the term rules for a body at odds with itself, before anything is read). The
- * generator is read, If-Match compared with its current ETag, the terms judged together with the
- * stored ones (422), and the change, the next `terms_version` and the `code_generator.updated`
+ * Status, description, the promotion's terms and its limits change (the schema answers 422 for
+ * any other field, and the term rules for a body at odds with itself, before anything is read).
+ * The generator is read, If-Match compared with its current ETag, the terms judged together with
+ * the stored ones (422), and the change, the next `terms_version` and the `code_generator.updated`
  * event written in one transaction conditioned on the generator being as read; a concurrent
  * change makes it read again. No change, no write.
  *
- * A change takes effect at once (PRODUCT.md): before its 200, every shard of the promotion
- * (data/promotion-shards.ts) carries the new version, so a redemption that judged by the old
- * terms and commits after the 200 fails its shard's condition. Should that step fail, the answer
- * is an error although the change is written; a PATCH that then finds the shards behind
- * (`shards_version` below `terms_version`), a repeat of the same body included, finishes it.
+ * A change takes effect at once (PRODUCT.md), a limit's as a term's: before its 200, every shard
+ * of the promotion (data/promotion-shards.ts) carries the new version, so a redemption that
+ * judged by the old terms and limits and commits after the 200 fails its shard's condition.
+ * Should that step fail, the answer is an error although the change is written; a PATCH that then
+ * finds the shards behind (`shards_version` below `terms_version`), a repeat of the same body
+ * included, finishes it.
  */
 export const handler = api<Pick<CodeGeneratorPatch, keyof CodeGeneratorChange>, { id: number }>({
   host: 'core',

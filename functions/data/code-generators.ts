@@ -28,10 +28,13 @@ export interface PromotionTerms {
 
 export const DEFAULT_TERMS: PromotionTerms = { discount: { type: 'none' }, minimum_basket: null, valid_from: null, valid_until: null, site_ids: null };
 
-/** The promotion's counts (PRODUCT.md "Counting"). */
+/** The promotion's limits (PRODUCT.md "Counting"): how many uses one code, the whole promotion and one customer may hold. */
 export interface PromotionLimits {
+  /** 1 to 1,000,000: how many transactions may hold one code at once (1: single-use). */
   max_redemptions_per_code: number;
+  /** The budget across all the promotion's codes, or null: none. */
   max_redemptions: number | null;
+  /** The uses one customer may hold across all the promotion's codes, or null: no limit. */
   max_redemptions_per_customer: number | null;
 }
 
@@ -50,7 +53,7 @@ export interface CodeGenerator extends PromotionTerms, PromotionLimits {
   created_at: string;
   updated_at: string;
   /**
-   * Bumped by every change of status, description or terms; the promotion's shards
+   * Bumped by every change of status, description, terms or limits; the promotion's shards
    * (promotion-shards.ts) carry it, and a redemption proves it judged by the current one.
    * Absent on a generator never changed: 1.
    */
@@ -65,8 +68,13 @@ export interface CodeGenerator extends PromotionTerms, PromotionLimits {
 }
 
 /** What a PATCH may change, in the order the answers show it. */
-export type CodeGeneratorChange = Pick<CodeGenerator, 'status' | 'description' | keyof PromotionTerms>;
-export const CHANGEABLE_FIELDS = ['status', 'description', ...(Object.keys(DEFAULT_TERMS) as (keyof PromotionTerms)[])] as const;
+export type CodeGeneratorChange = Pick<CodeGenerator, 'status' | 'description' | keyof PromotionTerms | keyof PromotionLimits>;
+export const CHANGEABLE_FIELDS = [
+  'status',
+  'description',
+  ...(Object.keys(DEFAULT_TERMS) as (keyof PromotionTerms)[]),
+  ...(Object.keys(DEFAULT_LIMITS) as (keyof PromotionLimits)[]),
+] as const;
 
 /** A stored generator with the defaults of fields added after it was written. */
 const withDefaults = (item: Record<string, unknown>): CodeGenerator => ({ ...DEFAULT_TERMS, ...DEFAULT_LIMITS, terms_version: 1, ...item }) as CodeGenerator;
@@ -112,9 +120,9 @@ export async function findCodeGenerators(accountId: number, ids: readonly number
 }
 
 /**
- * Changes status, description and terms, and sets `terms_version` (the caller's, one above the
- * version read), provided the generator is still as it was read (its updated_at): a concurrent
- * change makes the condition fail and the caller read again.
+ * Changes status, description, terms and limits, and sets `terms_version` (the caller's, one
+ * above the version read), provided the generator is still as it was read (its updated_at): a
+ * concurrent change makes the condition fail and the caller read again.
  */
 export function updateCodeGenerator(current: CodeGenerator, next: CodeGenerator): TransactItem {
   return {

@@ -130,6 +130,34 @@ const promotionTerms = {
 /** The names of the terms, in the order the answers show them. */
 const TERM_FIELDS = Object.keys(promotionTerms) as (keyof typeof promotionTerms)[];
 
+// ---------------------------------------------------------------- promotion limits (PRODUCT.md "Counting")
+
+const MAX_USES_PER_CODE = 1_000_000;
+const MAX_BUDGET = 100_000_000;
+const MAX_USES_PER_CUSTOMER = 1000;
+
+/** The three limits, each optional: on create their defaults apply, on PATCH an absent limit stays as it is. */
+const promotionLimits = {
+  max_redemptions_per_code: Type.Integer({
+    minimum: 1,
+    maximum: MAX_USES_PER_CODE,
+    description: "How many transactions may hold one code at once, 1 to 1,000,000: 1 is a single-use code, more a code printed for many (a flyer's).",
+  }),
+  max_redemptions: nullable(
+    Type.Integer({ minimum: 1, maximum: MAX_BUDGET }),
+    `must be null or an integer from 1 to ${MAX_BUDGET}`,
+    "null (no budget), or the promotion's budget: how many uses all its codes together may hold at once, 1 to 100,000,000.",
+  ),
+  max_redemptions_per_customer: nullable(
+    Type.Integer({ minimum: 1, maximum: MAX_USES_PER_CUSTOMER }),
+    `must be null or an integer from 1 to ${MAX_USES_PER_CUSTOMER}`,
+    "null (no limit per customer), or how many uses one customer (the till's transaction.customer_id) may hold across all the promotion's codes, 1 to 1,000; a till must then send the customer.",
+  ),
+};
+
+/** The names of the limits, in the order the answers show them (after the terms). */
+const LIMIT_FIELDS = Object.keys(promotionLimits) as (keyof typeof promotionLimits)[];
+
 export const codeGeneratorCreate = Type.Object(
   {
     generation_type: Type.Enum([...GENERATION_TYPES], {
@@ -146,6 +174,9 @@ export const codeGeneratorCreate = Type.Object(
     valid_from: Type.Optional({ ...promotionTerms.valid_from, default: null }),
     valid_until: Type.Optional({ ...promotionTerms.valid_until, default: null }),
     site_ids: Type.Optional({ ...promotionTerms.site_ids, default: null }),
+    max_redemptions_per_code: Type.Optional({ ...promotionLimits.max_redemptions_per_code, default: 1 }),
+    max_redemptions: Type.Optional({ ...promotionLimits.max_redemptions, default: null }),
+    max_redemptions_per_customer: Type.Optional({ ...promotionLimits.max_redemptions_per_customer, default: null }),
     id: Type.Optional(readOnly()),
     account_id: Type.Optional(readOnly()),
     created_at: Type.Optional(readOnly()),
@@ -154,7 +185,8 @@ export const codeGeneratorCreate = Type.Object(
   { additionalProperties: false },
 );
 
-const immutable = () => forbidden(`cannot be changed; only status, description, ${TERM_FIELDS.slice(0, -1).join(', ')} and ${TERM_FIELDS.at(-1)} can`);
+const CHANGEABLE = ['status', 'description', ...TERM_FIELDS, ...LIMIT_FIELDS];
+const immutable = () => forbidden(`cannot be changed; only ${CHANGEABLE.slice(0, -1).join(', ')} and ${CHANGEABLE.at(-1)} can`);
 
 const codeGeneratorPatch = Type.Object(
   {
@@ -165,6 +197,9 @@ const codeGeneratorPatch = Type.Object(
     valid_from: Type.Optional(promotionTerms.valid_from),
     valid_until: Type.Optional(promotionTerms.valid_until),
     site_ids: Type.Optional(promotionTerms.site_ids),
+    max_redemptions_per_code: Type.Optional(promotionLimits.max_redemptions_per_code),
+    max_redemptions: Type.Optional(promotionLimits.max_redemptions),
+    max_redemptions_per_customer: Type.Optional(promotionLimits.max_redemptions_per_customer),
     generation_type: Type.Optional(immutable()),
     buffer_type: Type.Optional(immutable()),
     code_length: Type.Optional(immutable()),
@@ -288,6 +323,20 @@ const codesRedemption = Type.Object({
       {
         description:
           "The sale: its total before the discounts of this request's codes (null: no basket). Needed by a code whose promotion sets minimum_basket.",
+      },
+    ),
+  ),
+  // Its messages never show the value: validation.ts names a string's type and length, not its text.
+  customer_id: Type.Optional(
+    Type.Union(
+      [
+        // Null first, as in `nullable` above.
+        Type.Null(),
+        Type.String({ minLength: 1, maxLength: 128 }),
+      ],
+      {
+        description:
+          'The customer: a loyalty card or customer number, 1 to 128 characters (null: no customer). Needed by a code whose promotion sets max_redemptions_per_customer. Never logged, never returned, stored only as a keyed hash.',
       },
     ),
   ),
@@ -418,6 +467,6 @@ export type WebhookEndpointPatch = Static<typeof webhookEndpointPatch>;
 export type VoidTransactionInput = { site_id: string; pos_transaction_id: string } & Partial<Record<string, string>>;
 /** A sale's total as a till sends it (keys inside it this version does not know are not in the type). */
 type Basket = { total: number; currency: string };
-export type CodesRedemptionInput = { site_id: string; pos_transaction_id: string; codes: string[]; basket?: Basket } & Partial<
+export type CodesRedemptionInput = { site_id: string; pos_transaction_id: string; codes: string[]; basket?: Basket; customer_id?: string } & Partial<
   Record<string, string | string[] | Basket>
 >;

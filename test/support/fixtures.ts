@@ -12,7 +12,7 @@ export const winterPromotion = {
   status: 'active' as 'active' | 'inactive',
 };
 
-/** The fields of a code generator as every read answers them, in order: the seed's eleven, then the promotion terms. */
+/** The fields of a code generator as every read answers them, in order: the seed's eleven, then the promotion terms, then its limits. */
 export const GENERATOR_FIELDS = [
   'generation_type',
   'buffer_type',
@@ -30,4 +30,10 @@ export const GENERATOR_FIELDS = [
   'valid_from',
   'valid_until',
   'site_ids',
+  'max_redemptions_per_code',
+  'max_redemptions',
+  'max_redemptions_per_customer',
 ];
+
+/** The limits of a generator that sets none (PRODUCT.md "Counting"): single-use codes, no budget, no limit per customer. */
+export const DEFAULT_LIMITS = { max_redemptions_per_code: 1, max_redemptions: null, max_redemptions_per_customer: null };

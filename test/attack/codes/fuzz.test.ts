@@ -33,7 +33,7 @@ import {
 } from '../fuzz/shop.ts';
 import { MAX_BODY_BYTES, isJsonContentType, trimOws } from '../http/oracle.ts';
 import { expectClientError, expectStandardHeaders, fuzzRuns, fuzzSeed, gatewayAnswer, sendTo, type RawResponse } from '../support.ts';
-import { consistentTerms, dateTime, someTerms, spell, validDiscount, validMoney } from '../fuzz/terms.ts';
+import { consistentTerms, dateTime, someLimits, someTerms, spell, validDiscount, validMoney } from '../fuzz/terms.ts';
 import {
   codeAsIssued,
   codegenTarget,
@@ -43,6 +43,7 @@ import {
   judgeIssue,
   judgePatch,
   judgePatchWith,
+  LIMIT_FIELDS,
   momentOf,
   TERM_FIELDS,
 } from './oracle.ts';
@@ -57,8 +58,9 @@ import {
  *
  * Creates and PATCHes carry the promotion's terms (fuzz/terms.ts: discounts, minimum baskets,
  * date-times in any offset, lists of sites; valid, broken, or at odds with one another or with
- * the stored terms): a 422 names exactly the fields at fault, a success reads back with the
- * defaults and the date-times in UTC with milliseconds. An Idempotency-Key is sometimes sent
+ * the stored terms) and its limits (at their bounds, just past them, null, of the wrong type): a
+ * 422 names exactly the fields at fault, a success reads back with the defaults and the
+ * date-times in UTC with milliseconds. An Idempotency-Key is sometimes sent
  * again, with the same body or one term changed inside (409).
  *
  * Replay a failure with FUZZ_SEED=<seed printed below>; scale with FUZZ_RUNS=<runs per property>.
@@ -157,9 +159,10 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
           { requiredKeys: ['generation_type', 'code_length', 'store_id'] },
         ),
         someTerms(1),
+        someLimits(1),
       )
-      .map(([seed, terms]) => ({ ...seed, ...terms }));
-    const fields = ['generation_type', 'code_length', 'store_id', 'buffer_type', 'description', 'prefix', 'status', ...TERM_FIELDS];
+      .map(([seed, terms, limits]) => ({ ...seed, ...terms, ...limits }));
+    const fields = ['generation_type', 'code_length', 'store_id', 'buffer_type', 'description', 'prefix', 'status', ...TERM_FIELDS, ...LIMIT_FIELDS];
     const idempotencyKey = fc.oneof(
       { arbitrary: fc.constant(undefined), weight: 6 },
       { arbitrary: fc.constantFrom('key-1', 'key-2', 'key-3'), weight: 3 },
@@ -396,7 +399,7 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
     console.log(`fuzz codegen paths: ${numRuns} runs, statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
   });
 
-  it(`PATCH /v1.0/codegen/{id}: ${numRuns} generated bodies, 400/404/412/413/415/422 change nothing, a 200 changes exactly status, description and the terms`, async () => {
+  it(`PATCH /v1.0/codegen/{id}: ${numRuns} generated bodies, 400/404/412/413/415/422 change nothing, a 200 changes exactly status, description, the terms and the limits`, async () => {
     const target = await createGenerator(owner, {
       generation_type: 'tillgate',
       code_length: 10,
@@ -418,8 +421,9 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
           .tuple(
             fc.record({ status: fc.constantFrom('active', 'inactive'), description: fc.string({ unit: 'binary', maxLength: 255 }) }, { requiredKeys: [] }),
             someTerms(2),
+            someLimits(2),
           )
-          .map(([seed, terms]) => ({ ...seed, ...terms })),
+          .map(([seed, terms, limits]) => ({ ...seed, ...terms, ...limits })),
         weight: 5,
       },
       // Every term at once, agreeing with one another: judged alone, whatever is stored.
@@ -439,6 +443,7 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
       'status',
       'description',
       ...TERM_FIELDS,
+      ...LIMIT_FIELDS,
       'generation_type',
       'code_length',
       'prefix',
@@ -526,7 +531,9 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
         const presented = response.json.code_generator;
         expect(Object.keys(presented).sort()).toEqual(GENERATOR_FIELDS);
         expect(presented, where).toEqual({ ...judged.value, updated_at: judged.changed ? presented.updated_at : model.updated_at });
-        expect(after, where).toMatchObject(Object.fromEntries(['status', 'description', ...TERM_FIELDS].map((key) => [key, judged.value[key]])));
+        expect(after, where).toMatchObject(
+          Object.fromEntries(['status', 'description', ...TERM_FIELDS, ...LIMIT_FIELDS].map((key) => [key, judged.value[key]])),
+        );
         if (!judged.changed) {
           expect(after, where).toEqual(before);
           expect(eventsAfter, where).toEqual(eventsBefore);

@@ -19,8 +19,8 @@ export type FieldsVerdict =
   | { kind: 'valid'; value: Record<string, unknown> };
 
 /**
- * POST /v1.0/codegen's `code_generator`: the seed's seven fields (PRODUCT.md "Code generators")
- * and the promotion's terms, every problem named by its field (`code_generator.code_length`,
+ * POST /v1.0/codegen's `code_generator`: the seed's seven fields (PRODUCT.md "Code generators"),
+ * the promotion's terms and its limits, every problem named by its field (`code_generator.code_length`,
  * `code_generator.discount.percent_off`). A valid body's value is the generator as every read
  * must show it: the defaults filled in, date-times in UTC with milliseconds.
  */
@@ -29,7 +29,7 @@ export function judgeCodeGenerator(text: string): FieldsVerdict {
   if (!resource) return { kind: 'malformed' };
   const problems = newProblems();
   for (const key of Object.keys(resource)) {
-    if (GENERATOR_FIELDS.includes(key) || (TERM_FIELDS as readonly string[]).includes(key)) continue;
+    if (GENERATOR_FIELDS.includes(key) || (TERM_FIELDS as readonly string[]).includes(key) || (LIMIT_FIELDS as readonly string[]).includes(key)) continue;
     (READ_ONLY.includes(key) || !isOddKey(key) ? problems.must : problems.may).add(key);
   }
   const present = (key: string) => Object.hasOwn(resource, key);
@@ -41,8 +41,9 @@ export function judgeCodeGenerator(text: string): FieldsVerdict {
   if (!(isInteger(resource.store_id) && resource.store_id >= 1)) problems.must.add('store_id');
   if (present('status') && resource.status !== 'active' && resource.status !== 'inactive') problems.must.add('status');
   judgeTerms(resource, DEFAULT_TERMS, problems);
+  judgeLimits(resource, problems);
   if (problems.must.size > 0 || problems.may.size > 0) return invalid(problems);
-  return { kind: 'valid', value: { ...GENERATOR_DEFAULTS, ...DEFAULT_TERMS, ...resource, ...termsAsRead(resource) } };
+  return { kind: 'valid', value: { ...GENERATOR_DEFAULTS, ...DEFAULT_TERMS, ...DEFAULT_LIMITS, ...resource, ...termsAsRead(resource) } };
 }
 
 /**
@@ -52,7 +53,7 @@ export function judgeCodeGenerator(text: string): FieldsVerdict {
  * same moment in other spellings count as the same too (whether they do, the contract leaves open).
  */
 export function generatorFingerprint(value: Record<string, unknown>, moments = false): string {
-  const request = { ...GENERATOR_DEFAULTS, ...DEFAULT_TERMS, ...value };
+  const request = { ...GENERATOR_DEFAULTS, ...DEFAULT_TERMS, ...DEFAULT_LIMITS, ...value };
   return canonicalJson(moments ? { ...request, ...termsAsRead(request) } : request);
 }
 
@@ -235,6 +236,27 @@ function termsAsRead(resource: Record<string, unknown>): Partial<Terms> {
   return read;
 }
 
+// ---------------------------------------------------------------- promotion limits
+
+export const LIMIT_FIELDS = ['max_redemptions_per_code', 'max_redemptions', 'max_redemptions_per_customer'] as const;
+const DEFAULT_LIMITS = { max_redemptions_per_code: 1, max_redemptions: null, max_redemptions_per_customer: null };
+/** Each limit's greatest value; every one is at least 1, and all but max_redemptions_per_code may be null. */
+const LIMIT_MAXIMA: Readonly<Record<(typeof LIMIT_FIELDS)[number], number>> = {
+  max_redemptions_per_code: 1_000_000,
+  max_redemptions: 100_000_000,
+  max_redemptions_per_customer: 1000,
+};
+
+/** Each limit the resource sends, on its own (PRODUCT.md "Counting": no rule between limits). */
+function judgeLimits(resource: Record<string, unknown>, problems: Problems) {
+  for (const key of LIMIT_FIELDS) {
+    if (!Object.hasOwn(resource, key)) continue;
+    const value = resource[key];
+    if (value === null && key !== 'max_redemptions_per_code') continue;
+    if (!(isInteger(value) && value >= 1 && value <= LIMIT_MAXIMA[key])) problems.must.add(key);
+  }
+}
+
 /** Decodes a path segment as the gateway does; a malformed escape stays as sent. */
 function decodeSegment(segment: string): string {
   try {
@@ -281,8 +303,8 @@ export function codeAsIssued(typed: string, issued: ReadonlySet<string>): string
 }
 
 /**
- * PATCH /v1.0/codegen/{id}: `{"code_generator":{…}}` with `status`, `description` and the four
- * terms; any other key (the seed's fields that cannot change, the read-only ones, unknown ones)
+ * PATCH /v1.0/codegen/{id}: `{"code_generator":{…}}` with `status`, `description`, the
+ * terms and the limits; any other key (the seed's fields that cannot change, the read-only ones, unknown ones)
  * answers 422 naming it. The terms sent are judged on their own and with one another here, before
  * the generator is read; `judgePatchWith` then judges them together with the stored ones.
  */
@@ -299,11 +321,12 @@ export function judgePatch(bytes: Buffer, contentType: string | undefined): Body
       if (value !== 'active' && value !== 'inactive') problems.must.add(key);
     } else if (key === 'description') {
       if (typeof value !== 'string' || codePoints(value) > 255) problems.must.add(key);
-    } else if (!(TERM_FIELDS as readonly string[]).includes(key)) {
+    } else if (!(TERM_FIELDS as readonly string[]).includes(key) && !(LIMIT_FIELDS as readonly string[]).includes(key)) {
       (GENERATOR_FIELDS.includes(key) || READ_ONLY.includes(key) || !isOddKey(key) ? problems.must : problems.may).add(key);
     }
   }
   judgeTerms(resource, DEFAULT_TERMS, problems);
+  judgeLimits(resource, problems);
   if (problems.must.size > 0 || problems.may.size > 0) return invalid(problems) as Extract<FieldsVerdict, { kind: 'invalid' }>;
   return { kind: 'valid', value: resource };
 }
@@ -323,7 +346,7 @@ export function judgePatchWith(
   const merged: Record<string, unknown> = { ...stored, ...patch, ...termsAsRead(patch) };
   const fields = crossProblems(merged as unknown as Terms);
   if (fields.length > 0) return { kind: 'invalid', fields: new Set(fields.map((field) => `code_generator.${field}`)) };
-  const changed = ['status', 'description', ...TERM_FIELDS].some((key) => canonicalJson(merged[key]) !== canonicalJson(stored[key]));
+  const changed = ['status', 'description', ...TERM_FIELDS, ...LIMIT_FIELDS].some((key) => canonicalJson(merged[key]) !== canonicalJson(stored[key]));
   return { kind: 'valid', value: merged, changed };
 }
 

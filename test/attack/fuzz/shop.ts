@@ -631,7 +631,7 @@ export function bodyStatus(verdict: BodyVerdict, exists: boolean, stateConflict:
   }
 }
 
-/** A code generator's fields as every read answers them, sorted: the seed's eleven and the promotion terms. */
+/** A code generator's fields as every read answers them, sorted: the seed's eleven, the promotion terms and its limits. */
 export const GENERATOR_FIELDS = [
   'account_id',
   'buffer_type',
@@ -641,6 +641,9 @@ export const GENERATOR_FIELDS = [
   'discount',
   'generation_type',
   'id',
+  'max_redemptions',
+  'max_redemptions_per_code',
+  'max_redemptions_per_customer',
   'minimum_basket',
   'prefix',
   'site_ids',

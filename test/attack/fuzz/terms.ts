@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 
 /**
- * Arbitraries of a promotion's terms (PRODUCT.md "Promotion terms"), for the fuzzers of codes/
- * (create and PATCH bodies, judged by codes/oracle.ts) and redemption/ (the generators a till
- * redeems from): valid terms in every form the contract allows (date-times in any offset and
+ * Arbitraries of a promotion's terms (PRODUCT.md "Promotion terms") and, at the end, its limits
+ * ("Counting"), for the fuzzers of codes/ (create and PATCH bodies, judged by codes/oracle.ts) and
+ * redemption/ (the generators a till redeems from): valid terms in every form the contract allows (date-times in any offset and
  * precision, keys in any order, the extremes of each range), and terms that break one rule each.
  * The arbitraries only build values; what a value means is the oracles' business.
  */
@@ -261,3 +261,35 @@ export const consistentTerms = (moments: readonly number[] = MOMENTS) =>
         site_ids: sites,
       };
     });
+
+// ---------------------------------------------------------------- the limits (PRODUCT.md "Counting")
+
+/** An integer from 1 to `max`: its bounds, small ones, and any. */
+const count = (max: number) =>
+  fc.oneof(
+    { arbitrary: fc.constantFrom(1, 2, max), weight: 3 },
+    { arbitrary: fc.integer({ min: 1, max: 100 }), weight: 3 },
+    { arbitrary: fc.integer({ min: 1, max }), weight: 2 },
+  );
+/** Values no limit takes: not an integer, not a number, or out of every limit's range. */
+const badCount: fc.Arbitrary<unknown> = fc.constantFrom(0, -1, 1.5, 2.5e8, 1e21, '5', true, {}, [1], Number.MAX_SAFE_INTEGER + 2);
+/** One arbitrary per limit: mostly valid, null where a limit may be, and broken with about `broken` in 10 (just past its bound, or any bad value). */
+const limitValues = (broken: number) => ({
+  max_redemptions_per_code: fc.oneof(
+    { arbitrary: count(1_000_000), weight: 10 - broken },
+    { arbitrary: fc.oneof(badCount, fc.constantFrom(null, 1_000_001)), weight: broken },
+  ),
+  max_redemptions: fc.oneof(
+    { arbitrary: fc.constant(null), weight: 3 },
+    { arbitrary: count(100_000_000), weight: 7 - broken },
+    { arbitrary: fc.oneof(badCount, fc.constant(100_000_001)), weight: broken },
+  ),
+  max_redemptions_per_customer: fc.oneof(
+    { arbitrary: fc.constant(null), weight: 3 },
+    { arbitrary: count(1000), weight: 7 - broken },
+    { arbitrary: fc.oneof(badCount, fc.constant(1001)), weight: broken },
+  ),
+});
+
+/** Some of the limits, each present or not. */
+export const someLimits = (broken: number): fc.Arbitrary<Record<string, unknown>> => fc.record(limitValues(broken), { requiredKeys: [] });

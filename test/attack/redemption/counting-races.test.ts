@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => api?.close());
 
-const rng = seededRandom(seed);
+const rng = seededRandom(seed).next;
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 const jitter = () => sleep(Math.floor(rng() * 30));
 const idsOf = (response: HttpResponse) => (response.json.transaction.display_messages as { message_id: string }[]).map((m) => m.message_id);

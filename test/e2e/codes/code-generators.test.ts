@@ -66,7 +66,7 @@ async function snapshot(id: number) {
 }
 
 describe('GET /v1.0/codegen/{id}', () => {
-  it('returns the generator: 200, the eleven fields and the terms as created, read headers', async () => {
+  it('returns the generator: 200, the eleven fields, the terms and the limits as created, read headers', async () => {
     const created = await create();
 
     const response = await get(created.id, { 'X-Request-Id': 'backoffice-1' });
@@ -362,7 +362,8 @@ describe('PATCH /v1.0/codegen/{id}', () => {
         { prefix: 'NEW-' },
         [
           {
-            message: 'code_generator.prefix cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until and site_ids can',
+            message:
+              'code_generator.prefix cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until, site_ids, max_redemptions_per_code, max_redemptions and max_redemptions_per_customer can',
             field: 'code_generator.prefix',
           },
         ],
@@ -373,7 +374,7 @@ describe('PATCH /v1.0/codegen/{id}', () => {
         [
           {
             message:
-              'code_generator.code_length cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until and site_ids can',
+              'code_generator.code_length cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until, site_ids, max_redemptions_per_code, max_redemptions and max_redemptions_per_customer can',
             field: 'code_generator.code_length',
           },
         ],
@@ -383,7 +384,8 @@ describe('PATCH /v1.0/codegen/{id}', () => {
         { store_id: 42 },
         [
           {
-            message: 'code_generator.store_id cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until and site_ids can',
+            message:
+              'code_generator.store_id cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until, site_ids, max_redemptions_per_code, max_redemptions and max_redemptions_per_customer can',
             field: 'code_generator.store_id',
           },
         ],
@@ -394,7 +396,7 @@ describe('PATCH /v1.0/codegen/{id}', () => {
         [
           {
             message:
-              'code_generator.generation_type cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until and site_ids can',
+              'code_generator.generation_type cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until, site_ids, max_redemptions_per_code, max_redemptions and max_redemptions_per_customer can',
             field: 'code_generator.generation_type',
           },
         ],
@@ -405,7 +407,7 @@ describe('PATCH /v1.0/codegen/{id}', () => {
         [
           {
             message:
-              'code_generator.buffer_type cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until and site_ids can',
+              'code_generator.buffer_type cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until, site_ids, max_redemptions_per_code, max_redemptions and max_redemptions_per_customer can',
             field: 'code_generator.buffer_type',
           },
         ],
@@ -429,7 +431,8 @@ describe('PATCH /v1.0/codegen/{id}', () => {
         { status: 'inactive', prefix: 'X', colour: 'red' },
         [
           {
-            message: 'code_generator.prefix cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until and site_ids can',
+            message:
+              'code_generator.prefix cannot be changed; only status, description, discount, minimum_basket, valid_from, valid_until, site_ids, max_redemptions_per_code, max_redemptions and max_redemptions_per_customer can',
             field: 'code_generator.prefix',
           },
           { message: 'code_generator.colour is not a known field', field: 'code_generator.colour' },

@@ -18,7 +18,7 @@ const createRaw = (body: unknown, headers: Record<string, string> = {}) =>
   call(ctx.api, 'core', 'POST', '/v1.0/codegen', { token: ctx.account.token, body, headers });
 
 describe('POST /v1.0/codegen', () => {
-  it('creates a generator: 201, Location, all sixteen fields, and one code_generator.created event', async () => {
+  it('creates a generator: 201, Location, all nineteen fields, and one code_generator.created event', async () => {
     const response = await create({ code_generator: generator });
 
     expect(response.status).toBe(201);
