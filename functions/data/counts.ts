@@ -242,7 +242,7 @@ export interface Snapshot {
   readonly reserved: number;
 }
 
-const SNAPSHOT_ATTEMPTS = 6;
+const SNAPSHOT_ATTEMPTS = 10;
 
 /**
  * The whole count at one moment: one TransactGetItems of the pool, every shard and the code's

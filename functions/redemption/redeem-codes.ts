@@ -39,7 +39,9 @@ import { basketRules } from '#codes/terms';
  * Rounds lost to a concurrent write (another request of the transaction, a change of terms), to
  * the creation of a shard, a grant from a pool or a count's snapshot before a 503.
  */
-const ATTEMPTS = 10;
+const ATTEMPTS = 12;
+/** Tries of one transaction that met another on an item (a shard, a pool) before it counts as a lost round. */
+const CONFLICT_ATTEMPTS = 10;
 /** The description shown for a code the transaction held already may lag a change by this much (PRODUCT.md: up to a minute). */
 const DESCRIPTION_AGE_MS = 60_000;
 
@@ -226,7 +228,8 @@ export const handler = api<CodesRedemptionInput>({
     );
     add(putEvent(eventRecord), { role: 'event' });
 
-    const result = await writeTogether(items);
+    // Tills meet on a count's shards and, near a limit, its pool: a conflict waits and tries again, longer than elsewhere.
+    const result = await writeTogether(items, { conflictAttempts: CONFLICT_ATTEMPTS });
     if (result.outcome === 'written') return await answer(till, assessment, redeemedAt, settings);
 
     // Which conditions failed, and what they showed: a shard with newer terms (judge again by

@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 describe('the redemptions of one promotion spread over its items', () => {
-  it('240 redemptions of distinct codes of one promotion: no item takes part in more than a small share of them', async () => {
+  it('240 redemptions of distinct codes of one promotion: no item takes part in more than a small share of them', { timeout: 120_000 }, async () => {
     const created = await call(api, 'core', 'POST', '/v1.0/codegen', {
       token,
       body: { code_generator: { generation_type: 'tillgate', code_length: 8, prefix: 'SPREAD-', store_id: 1, discount: { type: 'percent', percent_off: 5 } } },
@@ -97,7 +97,7 @@ describe('the redemptions of one promotion spread over its items', () => {
    * grant is 1/256 of what is free), the generator only where a promotion shard is created.
    */
   for (const kind of ['one multi-use code with 1,000,000 uses', 'a promotion with a budget of 1,000,000'] as const) {
-    it(`240 redemptions of ${kind}: no item takes part in more than a small share of them`, async () => {
+    it(`240 redemptions of ${kind}: no item takes part in more than a small share of them`, { timeout: 120_000 }, async () => {
       const multiUse = kind.startsWith('one multi-use');
       const created = await call(api, 'core', 'POST', '/v1.0/codegen', {
         token,
