@@ -2,7 +2,7 @@
 // checked by `npm run lint`. Every arrow points down: declaration tables → nothing but each other;
 // features → kernel (http → data → runtime); a feature reaches another only where a rule below allows it.
 // Each rule was seen to fire on a violating import before it was committed (docs/testing.md, "Lint").
-const TABLES = '^functions/(routes|workers|tables|queues)[.]ts$';
+const TABLES = '^functions/(routes|workers|tables|queues|secrets)[.]ts$';
 const FEATURES = '^functions/(codes|redemption|events|webhooks)/';
 const KERNEL = '^functions/(http|runtime|data)/';
 
@@ -86,7 +86,7 @@ module.exports = {
       name: 'tables-declare-only',
       severity: 'error',
       comment:
-        'The declaration tables (routes, workers, tables, queues) import only each other, the request schemas their rows carry, and types: infra and the local stack read them without loading a handler.',
+        'The declaration tables (routes, workers, tables, queues, secrets) import only each other, the request schemas their rows carry, and types: infra and the local stack read them without loading a handler.',
       from: { path: TABLES },
       to: { path: '^functions/', pathNot: [TABLES, '^functions/http/schemas([.]ts$|/)'], dependencyTypesNot: ['type-only'] },
     },

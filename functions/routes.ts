@@ -1,5 +1,6 @@
 import type { SchemaName } from './http/schemas.ts';
 import type { QueueId } from './queues.ts';
+import type { SecretId } from './secrets.ts';
 import type { TableId } from './tables.ts';
 
 /**
@@ -73,6 +74,8 @@ interface RouteRow {
   readonly tables: Readonly<Partial<Record<TableId, TableAccess>>>;
   /** Queues (functions/queues.ts) the function sends messages to. */
   readonly queues?: readonly QueueId[];
+  /** Secrets (functions/secrets.ts) the function reads: it gets each one's ARN and GetSecretValue on it, nothing more. */
+  readonly secrets?: readonly SecretId[];
   readonly summary: string;
   /** The request body it reads; a route without one ignores any body. */
   readonly body?: RouteBody;
@@ -277,6 +280,8 @@ export const routes: readonly Route[] = [
       codeRedemptions: ['DeleteItem'],
       customerUses: ['UpdateItem'],
     },
+    // A void gives back the uses its customer held (functions/runtime/customer-key.ts).
+    secrets: ['customerKey'],
     body: { root: 'transaction', schema: 'voidTransaction', lenient: true },
     till: { noun: 'void', activity: 'Voiding' },
     summary: 'Void a point-of-sale transaction, releasing the codes it holds',
@@ -306,6 +311,8 @@ export const routes: readonly Route[] = [
       posTransactions: ['BatchGetItem', 'UpdateItem', 'GetItem'],
       events: ['PutItem', 'GetItem'],
     },
+    // transaction.customer_id is counted by its keyed hash (functions/runtime/customer-key.ts).
+    secrets: ['customerKey'],
     body: { root: 'transaction', schema: 'codesRedemption', lenient: true },
     till: { noun: 'redemption', activity: 'Redemption' },
     summary: 'Redeem codes as part of a point-of-sale transaction',
@@ -327,6 +334,7 @@ export const routes: readonly Route[] = [
       codeShards: ['BatchGetItem', 'GetItem'],
       customerUses: ['BatchGetItem'],
     },
+    secrets: ['customerKey'],
     body: { root: 'transaction', schema: 'codesRedemption', lenient: true },
     till: { noun: 'check', activity: 'Checking codes' },
     summary: 'Check whether codes could be redeemed for a point-of-sale transaction now, writing nothing',

@@ -1,5 +1,6 @@
 import type { Node } from 'constructs';
 import { hosts, type HostId } from '#functions/routes';
+import { secretIds, secrets, type SecretId } from '#functions/secrets';
 
 /**
  * Deployment settings, read once from CDK context (`-c key=value` or cdk.json). Every knob an
@@ -54,6 +55,11 @@ export interface TillgateConfig {
   readonly tokenRateLimit: number;
   /** The limit's window: 60, 120, 300 or 600 seconds (what WAF offers); also the 429's Retry-After. */
   readonly tokenRateLimitWindowSeconds: number;
+  /**
+   * Per secret, the label of its last manual rotation (`-c customerKeyRotation=…`, functions/secrets.ts):
+   * handed to the functions that read it, so a new label makes them read the secret again.
+   */
+  readonly secretRotations: Readonly<Partial<Record<SecretId, string>>>;
 }
 
 export const defaults = {
@@ -139,6 +145,17 @@ export function readConfig(node: Node): TillgateConfig {
     throw new Error(`Context tokenRateLimitWindowSeconds must be one of ${RATE_WINDOWS.join(', ')}, got "${tokenRateLimitWindowSeconds}"`);
   }
 
+  const secretRotations: Partial<Record<SecretId, string>> = {};
+  for (const secretId of secretIds) {
+    const { context } = secrets[secretId].rotation;
+    const label = raw(context);
+    if (label === undefined) continue;
+    if (!/^[A-Za-z0-9._:-]{1,64}$/.test(label)) {
+      throw new Error(`Context ${context} must be 1-64 of A-Z a-z 0-9 . _ : - (a label such as the date of the rotation), got "${label}"`);
+    }
+    secretRotations[secretId] = label;
+  }
+
   const alarmEmail = raw('alarmEmail');
   const alarmTopicArn = raw('alarmTopicArn');
   const webAclArn = raw('webAclArn');
@@ -162,5 +179,6 @@ export function readConfig(node: Node): TillgateConfig {
     // WAF's own bounds for a rate-based rule's limit.
     tokenRateLimit: integer('tokenRateLimit', defaults.tokenRateLimit, 10, 2_000_000_000),
     tokenRateLimitWindowSeconds,
+    secretRotations,
   };
 }

@@ -14,6 +14,8 @@ import { Observability } from './constructs/observability.ts';
 import { TokenRateLimit } from './constructs/token-rate-limit.ts';
 import { Workers } from './constructs/workers.ts';
 import { queues } from '#functions/queues';
+import { secretIds, secrets } from '#functions/secrets';
+import { Secrets } from './constructs/secrets.ts';
 
 /** The repository root: route entries are relative to it. */
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
@@ -30,14 +32,15 @@ export const OWN_WEB_ACL_WITHOUT_TOKEN_LIMIT = 'tillgate:ownWebAclWithoutTokenLi
 const pascal = (id: string) => id.charAt(0).toUpperCase() + id.slice(1);
 
 /**
- * tillgate in one stack: the tables, one function per route, one REST API per host, and the
- * on-call kit. Everything that varies by operation comes from functions/routes.ts and
- * functions/tables.ts; nothing here names a route or a table by hand.
+ * tillgate in one stack: the tables, the secrets, one function per route, one REST API per host,
+ * and the on-call kit. Everything that varies by operation comes from functions/routes.ts,
+ * functions/tables.ts and functions/secrets.ts; nothing here names a route, a table or a secret by hand.
  */
 export class TillgateStack extends Stack {
   readonly apis: Readonly<Record<HostId, HostApi>>;
   readonly functions: ReadonlyMap<string, FunctionWithLogGroup>;
   readonly dataTables: DataTables;
+  readonly secrets: Secrets;
   readonly workers: Workers;
   readonly observability: Observability;
   /** The stack's web ACL with the per-token limit; undefined when off or replaced by webAclArn. */
@@ -51,6 +54,7 @@ export class TillgateStack extends Stack {
     Tags.of(this).add('tillgate:stage', config.stage);
 
     this.dataTables = new DataTables(this, 'Tables', { ephemeral: config.ephemeral });
+    this.secrets = new Secrets(this, 'Secrets', { stage: config.stage, ephemeral: config.ephemeral });
 
     const environment = {
       POWERTOOLS_SERVICE_NAME: 'tillgate',
@@ -77,6 +81,11 @@ export class TillgateStack extends Stack {
         fn.bindTable(this.dataTables.byId[tableId], actions);
       }
       for (const queueId of route.queues ?? []) fn.bindQueue(this.workers.queues[queueId], queues[queueId].envVar);
+      for (const secretId of route.secrets ?? []) {
+        fn.bindSecret(this.secrets.byId[secretId], secrets[secretId].arnEnvVar);
+        const rotation = config.secretRotations[secretId];
+        if (rotation !== undefined) fn.addEnvironment(secrets[secretId].rotation.envVar, rotation);
+      }
       Tags.of(fn).add('tillgate:operation', route.operationId);
       functions.set(route.operationId, fn);
     }
@@ -157,6 +166,12 @@ export class TillgateStack extends Stack {
       new CfnOutput(this, `${pascal(tableId)}TableName`, {
         description: `Physical name of the ${tableId} table (environment variable ${tables[tableId].envVar})`,
         value: table.tableName,
+      });
+    }
+    for (const secretId of secretIds) {
+      new CfnOutput(this, `${pascal(secretId)}SecretArn`, {
+        description: `ARN of the Secrets Manager secret ${secretId} (functions/secrets.ts; its value stays in Secrets Manager): docs/deploying.md says how to rotate it`,
+        value: this.secrets.byId[secretId].secretArn,
       });
     }
     if (this.tokenRateLimit) {

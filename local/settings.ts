@@ -24,6 +24,8 @@ export function localSettings() {
     dataDirectory: process.env.TILLGATE_DATA_DIR || '.local/dynamodb',
     tablePrefix: process.env.TABLE_PREFIX || 'tillgate-local-',
     devTokenFile: process.env.TILLGATE_DEV_TOKEN_FILE || '.local/dev-token',
+    /** The key of the customer ids' hashes (functions/secrets.ts): Secrets Manager's part in AWS. */
+    customerKeyFile: process.env.TILLGATE_CUSTOMER_KEY_FILE || '.local/customer-key',
     devAccountId: 1,
   };
 }

@@ -1,5 +1,6 @@
 import { ensureTables, startDynamoDbLocal, freePort, tableEnvironment, tableNamesWithPrefix, type TableNames } from './dynamodb.ts';
 import { superviseDynamoDbLocal } from './dynamodb-supervisor.ts';
+import { randomSecrets, secretEnvironment, type SecretValues } from './secrets.ts';
 import { sourceHandlers, startLocalApi, type HandlerLoader, type LocalApi } from './server.ts';
 import { sourceWorkers, startLocalWebhooks, type LocalWebhookOptions, type LocalWebhooks } from './webhooks.ts';
 
@@ -11,9 +12,9 @@ import { sourceWorkers, startLocalWebhooks, type LocalWebhookOptions, type Local
  *    and kept running (restarted when it dies) with `dynamodb.supervise`;
  * 2. the tables of functions/tables.ts, named with `tablePrefix` (created when missing, again
  *    after every restart of a supervised DynamoDB Local);
- * 3. the environment the functions read (their tables, DYNAMODB_ENDPOINT, the caller's
- *    `environment`), set before any handler module loads, since data modules read their table
- *    names when they load;
+ * 3. the environment the functions read (their tables, DYNAMODB_ENDPOINT, the values of the
+ *    secrets of functions/secrets.ts, the caller's `environment`), set before any handler module
+ *    loads, since data modules read their table names when they load;
  * 4. both hosts' servers (server.ts), unless `api` is false;
  * 5. the webhook stand-ins (webhooks.ts: the stream reader, the queues and their SQS endpoint),
  *    when `webhooks` is given.
@@ -40,6 +41,13 @@ interface LocalStackOptions {
   readonly functionsEndpoint?: (endpoint: string) => Promise<string>;
   /** More environment for the functions (production or local settings). */
   readonly environment?: Readonly<Record<string, string>>;
+  /**
+   * The values of the secrets (functions/secrets.ts) that Secrets Manager holds in AWS: npm start's
+   * from its files under .local/, the tests' fixed ones (local/secrets.ts). Fresh random ones when
+   * left out, which only a stack whose data lives in memory may do: hashes kept in a database
+   * that outlives the stack would no longer match.
+   */
+  readonly secrets?: SecretValues;
   /** Both hosts' servers: ports (default free ones), handlers (default the sources), log. */
   readonly api?: false | { readonly ports?: { core: number; pos: number }; readonly loadHandler?: HandlerLoader; readonly log?: (line: string) => void };
   /** The webhook stand-ins, with these settings (workers default to the sources); none without it. */
@@ -63,13 +71,17 @@ export interface LocalStack {
 }
 
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const database = options.dynamodb ?? {};
+  if (!options.secrets && ('endpoint' in database || database.dataDirectory)) {
+    throw new Error('startLocalStack: a database that outlives the stack needs the secrets it was used with (options.secrets)');
+  }
+  const secretValues = secretEnvironment(options.secrets ?? randomSecrets());
   const names = tableNamesWithPrefix(options.tablePrefix);
   const tablesReady = async (endpoint: string) => {
     const created = await ensureTables(endpoint, names);
     if (created.length > 0) options.onTablesCreated?.(created.map((id) => names[id]));
   };
 
-  const database = options.dynamodb ?? {};
   let dynamodbEndpoint: string;
   let dynamodbPort: number | undefined;
   let stopDynamoDb: () => Promise<void> = async () => {};
@@ -103,7 +115,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   };
   try {
     const functionsEndpoint = options.functionsEndpoint ? await options.functionsEndpoint(dynamodbEndpoint) : dynamodbEndpoint;
-    const environment = { ...tableEnvironment(names), DYNAMODB_ENDPOINT: functionsEndpoint, ...options.environment };
+    const environment = { ...tableEnvironment(names), DYNAMODB_ENDPOINT: functionsEndpoint, ...secretValues, ...options.environment };
     Object.assign(process.env, environment);
 
     if (options.api !== false) {

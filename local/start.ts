@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { ensureSecretFile } from './secrets.ts';
 import { localSettings } from './settings.ts';
 import { startLocalStack, type LocalStack } from './stack.ts';
 
@@ -8,6 +9,16 @@ import { startLocalStack, type LocalStack } from './stack.ts';
  * token, and both hosts serving the Lambda handlers on CORE_PORT and POS_PORT.
  */
 const settings = localSettings();
+
+// Made once and kept (mode 0600): a new key would change the hash of every customer id stored.
+const customerKey = (() => {
+  try {
+    return ensureSecretFile('customerKey', settings.customerKeyFile);
+  } catch (error) {
+    console.error(`\n${(error as Error).message}`);
+    process.exit(1);
+  }
+})();
 
 let stack: LocalStack | undefined;
 if (!settings.externalEndpoint) {
@@ -32,6 +43,7 @@ stack = await startLocalStack({
         },
       },
   tablePrefix: settings.tablePrefix,
+  secrets: { customerKey: customerKey.value },
   onTablesCreated: (names) => console.log(`Created tables: ${names.join(', ')}`),
   environment: {
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
@@ -65,6 +77,7 @@ tillgate is running locally.
   pos host  (v2.0): ${api.urls.pos}
   DynamoDB:         ${settings.endpoint}${settings.externalEndpoint ? '' : ' (DynamoDB Local listens on every interface: firewall its port on a shared network)'}
 
+Customer ids are hashed with the key ${customerKey.state} in ${settings.customerKeyFile} (never printed).
 Development account ${settings.devAccountId}: token ${tokenState} in ${settings.devTokenFile}. Use it with:
   export TOKEN=$(cat ${settings.devTokenFile})
   curl -si ${api.urls.core}/v1.0/events -H "X-Auth-Token: $TOKEN"

@@ -29,7 +29,9 @@ export function api<Body = null, Params = null, Query = null>(options: ApiOption
   const route = rowOf(options);
   // Every request answers (503 at worst) before the Lambda timeout: see deadline.ts.
   const chain = middy<ApiEvent<Body, Params, Query>, Reply, Error, ApiContext>(deadlinePlugin)
-    .use(injectLambdaContext(logger, { resetKeys: true }))
+    // Never the event, whatever POWERTOOLS_LOGGER_LOG_EVENT says: it holds the token, and the body
+    // with its codes and customer ids (docs/security.md, "What is never logged").
+    .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
     // Registered before hostResponse, so their `after` runs after it: the metrics it records are
     // flushed, and the security headers land on the response it built.
     .use(logMetrics(metrics, { captureColdStartMetric: true }))

@@ -72,7 +72,7 @@ export const serviceUnavailable = (retryAfterSeconds = 1) =>
   new HttpError(503, 'service_unavailable', single('The service is temporarily unavailable; retry after the Retry-After delay'), retryAfterSeconds);
 
 /**
- * Faults of the database or the network that a retry can cure: they answer 503 with
+ * Faults of the database, the network or a dependency that a retry can cure: they answer 503 with
  * Retry-After. Everything else that is not an HttpError is a bug and answers 500.
  */
 const TRANSIENT_ERROR_NAMES = new Set([
@@ -91,6 +91,9 @@ const TRANSIENT_ERROR_NAMES = new Set([
   'RequestTimeoutException',
   // The invocation's deadline passed (deadline.ts): a hung database, or work that ran too long.
   'DeadlineExceededError',
+  // The customer key could not be read (runtime/customer-key.ts): Secrets Manager refused, or is
+  // slow or unreachable. The till may retry; a refusal is for on-call to fix, not a bug.
+  'CustomerKeyUnavailableError',
 ]);
 
 const TRANSIENT_NETWORK_CODES = new Set([

@@ -47,7 +47,9 @@ export function worker<K extends Kind>(kind: K, name: string) {
   const row = workers.find((w) => w.name === name);
   if (!row || row.trigger.kind !== kind) throw new Error(`No ${kind} worker ${name} in functions/workers.ts`);
   const chain = middy<Triggers[K]['event'], Triggers[K]['result'], Error, Context>(deadlinePlugin)
-    .use(injectLambdaContext(logger, { resetKeys: true }))
+    // Never the event, whatever POWERTOOLS_LOGGER_LOG_EVENT says: stream records and queued
+    // deliveries carry the events' payloads, codes included (docs/security.md, "What is never logged").
+    .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
     .use(flushMetrics);
   return {
     handler: (handle: (event: Triggers[K]['event'], context: Context) => Promise<Triggers[K]['result']>): WorkerHandler<K> =>

@@ -4,6 +4,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { TableAccess } from '#functions/routes';
@@ -162,5 +163,16 @@ export class FunctionWithLogGroup extends NodejsFunction {
   bindQueue(queue: IQueue, envVar: string): void {
     this.addEnvironment(envVar, queue.queueUrl);
     queue.grantSendMessages(this.executionRole);
+  }
+
+  /**
+   * Sets the secret's environment variable (its ARN, never its value) and grants reading its
+   * value, and nothing else on it: not `grantRead`, which adds DescribeSecret.
+   */
+  bindSecret(secret: ISecret, envVar: string): void {
+    this.addEnvironment(envVar, secret.secretArn);
+    this.executionRole.addToPrincipalPolicy(
+      new PolicyStatement({ effect: Effect.ALLOW, actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }),
+    );
   }
 }

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { hosts, type HostId } from '../../functions/routes.ts';
 import { tables, type TableId } from '../../functions/tables.ts';
 import { queues, type QueueSpec } from '../../functions/queues.ts';
+import { secrets, type SecretSpec } from '../../functions/secrets.ts';
 import { OPERATION_METADATA_KEY } from '../../infra/bundles.ts';
 import { matchRoute, toProxyEvent } from '../../local/server.ts';
 import type { TableNames } from '../../local/dynamodb.ts';
@@ -36,10 +37,14 @@ export function functionEnvironment(cdkOut: string, operationId: string, names: 
       const environment: Record<string, string> = {};
       for (const [name, value] of Object.entries(variables)) {
         const table = (Object.keys(tables) as TableId[]).find((id) => tables[id].envVar === name);
+        const secret = Object.values<SecretSpec>(secrets).find((spec) => spec.arnEnvVar === name);
         if (table) environment[name] = names[table];
         // A queue's URL is left out (the template's is a token of the deployed queue): no
         // cold-start request sends to a queue.
         else if (Object.values<QueueSpec>(queues).some((queue) => queue.envVar === name)) continue;
+        // A secret's ARN (a token of the deployed secret) becomes its value on the local stack, as
+        // startLocalStack hands it to the in-process functions.
+        else if (secret) environment[secret.localEnvVar] = requiredEnv(secret.localEnvVar);
         else if (typeof value === 'string') environment[name] = value;
         else
           throw new Error(
@@ -50,6 +55,12 @@ export function functionEnvironment(cdkOut: string, operationId: string, names: 
     }
   }
   throw new Error(`bench: no function for ${operationId} in ${cdkOut}`);
+}
+
+function requiredEnv(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`bench: ${name} is not set: start the local stack (startLocalStack) first`);
+  return value;
 }
 
 export function lambdaEvent(request: HttpRequest) {

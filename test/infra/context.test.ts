@@ -4,6 +4,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { buildApp } from '../../infra/build.ts';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { readConfig } from '../../infra/config.ts';
+import { routes } from '#functions/routes';
 import { OWN_WEB_ACL_WITHOUT_TOKEN_LIMIT } from '../../infra/tillgate-stack.ts';
 import { synthesize, type Synthesized } from './synth.ts';
 
@@ -28,6 +29,7 @@ const EVERYTHING = {
   alarmTopicArn: 'arn:aws:sns:eu-west-1:111111111111:pager',
   apiGatewayCloudWatchRole: 'true',
   webAclArn: 'arn:aws:wafv2:eu-west-1:111111111111:regional/webacl/tillgate/abc',
+  customerKeyRotation: '2026-12-01',
 };
 
 let synth: Synthesized;
@@ -61,6 +63,28 @@ describe('context switches', () => {
     for (const group of ofType('AWS::Logs::LogGroup')) {
       expect(group.DeletionPolicy).toBe('Delete');
       expect(group.Properties.RetentionInDays).toBe(7);
+    }
+  });
+
+  it('makes the secrets of a throwaway stage go with it too', () => {
+    const secrets = ofType('AWS::SecretsManager::Secret');
+    expect(secrets).toHaveLength(1);
+    for (const secret of secrets) {
+      expect(secret.DeletionPolicy).toBe('Delete');
+      expect(secret.Properties.Description).toMatch(/^tillgate \(dev\): /);
+    }
+  });
+
+  it("hands a rotation's label to the functions that read the customer key, and to no other (so each reads it again)", () => {
+    const reading = routes.filter((route) => route.secrets?.includes('customerKey')).map((route) => route.operationId);
+    expect(reading.length).toBeGreaterThan(0);
+    for (const [operationId, fn] of synth.stack.functions) {
+      const variables = resources[synth.stack.getLogicalId(fn.node.defaultChild as never)]!.Properties.Environment.Variables;
+      expect(variables.CUSTOMER_KEY_ROTATION, operationId).toBe(reading.includes(operationId) ? '2026-12-01' : undefined);
+    }
+    for (const fn of ofType('AWS::Lambda::Function')) {
+      if (fn.Properties.Environment.Variables.CUSTOMER_KEY_ROTATION !== undefined)
+        expect(fn.Properties.Environment.Variables.CUSTOMER_KEY_SECRET_ARN).toBeDefined();
     }
   });
 
@@ -149,6 +173,7 @@ describe('bad context fails the synth with a message naming the key', () => {
     [{ tokenRateLimitEnabled: 'no' }, /tokenRateLimitEnabled must be true or false/],
     [{ tokenRateLimit: '9' }, /tokenRateLimit must be an integer from 10/],
     [{ tokenRateLimitWindowSeconds: '90' }, /tokenRateLimitWindowSeconds must be one of 60, 120, 300, 600/],
+    [{ customerKeyRotation: 'first of December' }, /customerKeyRotation must be 1-64 of A-Z a-z 0-9 \. _ : -/],
   ])('%j', (context, message) => {
     expect(config(context)).toThrow(message);
   });
@@ -167,6 +192,7 @@ describe('bad context fails the synth with a message naming the key', () => {
       tokenRateLimitEnabled: true,
       tokenRateLimit: 300,
       tokenRateLimitWindowSeconds: 60,
+      secretRotations: {},
     });
   });
 });

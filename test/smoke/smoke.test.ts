@@ -34,6 +34,7 @@ async function startStack(): Promise<Stack> {
     POS_PORT: '0',
     TABLE_PREFIX: `smoke-${randomBytes(4).toString('hex')}-`,
     TILLGATE_DEV_TOKEN_FILE: tokenFile,
+    TILLGATE_CUSTOMER_KEY_FILE: join(directory, 'customer-key'),
     TILLGATE_DATA_DIR: join(directory, 'dynamodb'),
   };
   const child = spawn(join('node_modules', '.bin', 'tsx'), ['local/start.ts'], { env });

@@ -1,14 +1,16 @@
 import type { TestProject } from 'vitest/node';
 import { startLocalStack } from '../../local/stack.ts';
+import { TEST_CUSTOMER_KEY } from './customer-key.ts';
 
 /**
  * One in-memory DynamoDB Local for the whole run, on a free port, with the tables of
- * functions/tables.ts. Test files isolate themselves by creating their own accounts.
+ * functions/tables.ts, and the fixed test customer key. Test files isolate themselves by creating
+ * their own accounts.
  * The environment set here is inherited by the test workers, which start after this.
  */
 export default async function setup(project: TestProject) {
   // No servers here: each test file starts its own (test/support/local-api.ts) on this database.
-  const stack = await startLocalStack({ tablePrefix: 'test-', api: false });
+  const stack = await startLocalStack({ tablePrefix: 'test-', api: false, secrets: { customerKey: TEST_CUSTOMER_KEY } });
   process.env.DYNAMODB_LOCAL_PORT = String(stack.dynamodbPort);
   project.provide('dynamodbEndpoint', stack.dynamodbEndpoint);
   return () => stack.stop();

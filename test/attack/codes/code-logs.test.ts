@@ -7,7 +7,7 @@ import { call } from '../../support/http.ts';
 
 /**
  * A promotion code is worth money: no log line holds one (PRODUCT.md). A run through the local
- * server, with logging at DEBUG, issues codes and drives every route that carries a code in its
+ * server, with logging at DEBUG (and Powertools' event logging switched on in the environment), issues codes and drives every route that carries a code in its
  * path or body through successes, client errors (404, 405, unknown paths) and server faults;
  * then every line written to stdout, stderr, the console and the local gateway's log is searched
  * for every code, in any case.
@@ -98,12 +98,15 @@ const SCENARIOS: Record<string, Scenario> = {
 
 const captured: string[] = [];
 const savedLevel = process.env.POWERTOOLS_LOG_LEVEL;
+const savedLogEvent = process.env.POWERTOOLS_LOGGER_LOG_EVENT;
 let api: LocalApi;
 let transport: DynamoTransport;
 
 beforeAll(async () => {
   vi.resetModules();
   process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
+  // As an operator debugging a stage might: Powertools would then log each whole event (the chains refuse).
+  process.env.POWERTOOLS_LOGGER_LOG_EVENT = 'true';
   captureLogs(captured);
   const { sourceHandlers, startLocalApi } = await import('../../../local/server.ts');
   api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourceHandlers, log: (line) => void captured.push(line) });
@@ -116,6 +119,8 @@ afterAll(async () => {
   vi.restoreAllMocks();
   if (savedLevel === undefined) delete process.env.POWERTOOLS_LOG_LEVEL;
   else process.env.POWERTOOLS_LOG_LEVEL = savedLevel;
+  if (savedLogEvent === undefined) delete process.env.POWERTOOLS_LOGGER_LOG_EVENT;
+  else process.env.POWERTOOLS_LOGGER_LOG_EVENT = savedLogEvent;
 });
 
 /** Every request of one DynamoDB operation answers with an error of `type`. */

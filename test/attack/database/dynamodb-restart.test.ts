@@ -51,6 +51,7 @@ beforeAll(async () => {
       POS_PORT: '0',
       TILLGATE_DATA_DIR: join(directory, 'dynamodb'),
       TILLGATE_DEV_TOKEN_FILE: join(directory, 'dev-token'),
+      TILLGATE_CUSTOMER_KEY_FILE: join(directory, 'customer-key'),
       TABLE_PREFIX: 'restart-',
     },
     stdio: ['ignore', 'pipe', 'pipe'],

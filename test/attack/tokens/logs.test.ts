@@ -6,7 +6,8 @@ import { invoke } from '../../support/invoke.ts';
 
 /**
  * Token values never reach a log line: every route is driven through successes, client errors and
- * server faults with logging at DEBUG, and everything written to stdout, stderr and the console
+ * server faults with logging at DEBUG (and Powertools' event logging switched on in the
+ * environment), and everything written to stdout, stderr and the console
  * is searched for the tokens sent.
  */
 type Handler = (event: unknown, context: unknown) => Promise<unknown>;
@@ -14,10 +15,13 @@ let handlers: Record<'createCodeGenerator' | 'getEvent' | 'deleteEvent' | 'voidT
 let transport: DynamoTransport;
 const captured: string[] = [];
 const savedLevel = process.env.POWERTOOLS_LOG_LEVEL;
+const savedLogEvent = process.env.POWERTOOLS_LOGGER_LOG_EVENT;
 
 beforeAll(async () => {
   vi.resetModules();
   process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
+  // As an operator debugging a stage might: Powertools would then log each whole event (the chains refuse).
+  process.env.POWERTOOLS_LOGGER_LOG_EVENT = 'true';
   captureLogs(captured);
   handlers = {
     createCodeGenerator: (await import('../../../functions/codes/create-code-generator.ts')).handler as Handler,
@@ -33,6 +37,8 @@ afterAll(() => {
   vi.restoreAllMocks();
   if (savedLevel === undefined) delete process.env.POWERTOOLS_LOG_LEVEL;
   else process.env.POWERTOOLS_LOG_LEVEL = savedLevel;
+  if (savedLogEvent === undefined) delete process.env.POWERTOOLS_LOGGER_LOG_EVENT;
+  else process.env.POWERTOOLS_LOGGER_LOG_EVENT = savedLogEvent;
 });
 
 /** Every request of one DynamoDB operation answers with an error of `type`. */
