@@ -38,7 +38,7 @@ export interface PromotionLimits {
   max_redemptions_per_customer: number | null;
 }
 
-export const DEFAULT_LIMITS: PromotionLimits = { max_redemptions_per_code: 1, max_redemptions: null, max_redemptions_per_customer: null };
+const DEFAULT_LIMITS: PromotionLimits = { max_redemptions_per_code: 1, max_redemptions: null, max_redemptions_per_customer: null };
 
 export interface CodeGenerator extends PromotionTerms, PromotionLimits {
   account_id: number;

@@ -38,7 +38,7 @@ import { pause, writeTogether, type TransactItem } from './transactions.ts';
  * is held and reserved under older grants has fallen under the new limit (voids and reclaims),
  * and no use is ever taken back.
  */
-export const SHARDS = PROMOTION_SHARDS;
+const SHARDS = PROMOTION_SHARDS;
 
 /** One count: where its shards and pool live, and what a new shard or pool item carries. */
 export interface Count {
@@ -88,7 +88,7 @@ export function rememberPool(count: Count, seen: PoolSeen): void {
   pools.set(count.prefix, seen.taken);
 }
 
-export const shardKey = (count: Count, shard: number) => `${count.prefix}#${shard}`;
+const shardKey = (count: Count, shard: number) => `${count.prefix}#${shard}`;
 export const poolKey = (count: Count) => `${count.prefix}#pool`;
 
 export function shardSeen(item: Record<string, any> | undefined): ShardSeen {

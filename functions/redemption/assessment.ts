@@ -34,7 +34,7 @@ export function distinctCodes(codes: readonly string[]): ListedCode[] {
 }
 
 /** The counts' refusals (PRODUCT.md "Counting"), judged after the terms, in this order. */
-export type CountFailure = 'customer_required' | 'code_already_redeemed' | 'code_usage_limit_reached' | 'promotion_budget_exhausted' | 'customer_limit_reached';
+type CountFailure = 'customer_required' | 'code_already_redeemed' | 'code_usage_limit_reached' | 'promotion_budget_exhausted' | 'customer_limit_reached';
 
 export type CodeFailure =
   | { readonly reason: 'code_not_found'; readonly typed: string }
@@ -83,7 +83,7 @@ export interface KnownCounts {
 export const knowNothing = (): KnownCounts => ({ budgets: new Map(), codes: new Map(), customers: new Map() });
 
 /** Whether a code counts its uses over shards: its generator allows more than one, or it did before. */
-export const isShared = (item: CodeItem, terms: GeneratorSettings) => item.pooled === true || terms.max_redemptions_per_code > 1;
+const isShared = (item: CodeItem, terms: GeneratorSettings) => item.pooled === true || terms.max_redemptions_per_code > 1;
 
 /** What the read found, before any promotion's terms are judged (see `judge`). */
 export function assess(till: Till, listed: readonly ListedCode[], state: RedemptionState): Assessment {

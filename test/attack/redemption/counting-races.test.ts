@@ -44,10 +44,14 @@ async function promotion(limits: Record<string, unknown>, count: number) {
   return { id, codes: issued.json.codes as string[] };
 }
 const redeem = (codes: string[], transaction: string, extra: Record<string, unknown> = {}) =>
-  call(api, 'pos', 'POST', '/v2.0/redeemed_codes', { token: account.token, body: { transaction: { site_id: 'S-R', pos_transaction_id: transaction, codes, ...extra } } });
+  call(api, 'pos', 'POST', '/v2.0/redeemed_codes', {
+    token: account.token,
+    body: { transaction: { site_id: 'S-R', pos_transaction_id: transaction, codes, ...extra } },
+  });
 const voidSale = (transaction: string) =>
   call(api, 'pos', 'POST', '/v2.0/voided_transactions', { token: account.token, body: { transaction: { site_id: 'S-R', pos_transaction_id: transaction } } });
-const patch = (id: number, fields: Record<string, unknown>) => call(api, 'core', 'PATCH', `/v1.0/codegen/${id}`, { token: account.token, body: { code_generator: fields } });
+const patch = (id: number, fields: Record<string, unknown>) =>
+  call(api, 'core', 'PATCH', `/v1.0/codegen/${id}`, { token: account.token, body: { code_generator: fields } });
 
 /** Redeems one code per transaction `n` times, in order: the uses a race then contests are the last ones. */
 async function use(codes: (i: number) => string[], n: number, extra: Record<string, unknown> = {}) {
@@ -74,7 +78,11 @@ async function race(n: number, attempt: (i: number) => Promise<HttpResponse>) {
  * shards (and a code's item) hold and reserve.
  */
 async function expectCountsExact() {
-  const [counts, transactions, codes] = await Promise.all([countItemsOf(account.accountId), posTransactionsOf(account.accountId), codeItemsOf(account.accountId)]);
+  const [counts, transactions, codes] = await Promise.all([
+    countItemsOf(account.accountId),
+    posTransactionsOf(account.accountId),
+    codeItemsOf(account.accountId),
+  ]);
   const held = new Map<string, number>();
   const bump = (key: string) => held.set(key, (held.get(key) ?? 0) + 1);
   for (const transaction of transactions) {
@@ -124,7 +132,10 @@ describe('N tills racing for the last k uses', () => {
     const { codes } = await promotion({ max_redemptions_per_code: limit }, 1);
     await use(() => codes, limit - k);
     const answers = await race(3 * k, () => redeem(codes, sale()));
-    expect(answers.filter((a) => a.status === 200), `limit ${limit}, last ${k}`).toHaveLength(k);
+    expect(
+      answers.filter((a) => a.status === 200),
+      `limit ${limit}, last ${k}`,
+    ).toHaveLength(k);
     for (const refused of answers.filter((a) => a.status === 409)) expect(idsOf(refused)).toEqual(['code_usage_limit_reached']);
     await expectCountsExact();
   });
@@ -136,7 +147,10 @@ describe('N tills racing for the last k uses', () => {
     await use((i) => [codes[i]!], budget - k);
     const racing = codes.slice(budget - k);
     const answers = await race(racing.length, (i) => redeem([racing[i]!], sale()));
-    expect(answers.filter((a) => a.status === 200), `budget ${budget}, last ${k}`).toHaveLength(k);
+    expect(
+      answers.filter((a) => a.status === 200),
+      `budget ${budget}, last ${k}`,
+    ).toHaveLength(k);
     for (const refused of answers.filter((a) => a.status === 409)) expect(idsOf(refused)).toEqual(['promotion_budget_exhausted']);
     await expectCountsExact();
   });
@@ -148,7 +162,10 @@ describe('N tills racing for the last k uses', () => {
     const customer = { customer_id: `CARD-${seed}` };
     await use(() => codes, limit - k, customer);
     const answers = await race(3 * k + 2, () => redeem(codes, sale(), customer));
-    expect(answers.filter((a) => a.status === 200), `limit ${limit}, last ${k}`).toHaveLength(k);
+    expect(
+      answers.filter((a) => a.status === 200),
+      `limit ${limit}, last ${k}`,
+    ).toHaveLength(k);
     for (const refused of answers.filter((a) => a.status === 409)) expect(idsOf(refused)).toEqual(['customer_limit_reached']);
     // Another customer is not limited by this one's uses.
     expect((await redeem(codes, sale(), { customer_id: `OTHER-${seed}` })).status).toBe(200);
