@@ -31,6 +31,7 @@ import { customerHash } from '#runtime/customer-key';
 import { generatorSettings, settingsOf, type GeneratorSettings } from '#codes/generator-settings';
 import { assess, distinctCodes, fails, given, freshCodes, judge, judgedGenerators, knowNothing, type Assessment, type Till } from './assessment.ts';
 import { codeRedeemed, failure, success } from './messages.ts';
+import { knownCounts } from './known-counts.ts';
 import type { CodesRedemptionInput } from '#http/schemas';
 import codesRedemption from '#http/schemas/codesRedemption.generated';
 import { basketRules } from '#codes/terms';
@@ -123,7 +124,14 @@ export const handler = api<CodesRedemptionInput>({
         settings = await settingsOf(till.accountId, judgedGenerators(read), true);
         assessment = judge(till, read, settings, now.getTime(), known);
       }
-      if (fails(assessment)) return failure(till, assessment);
+      if (fails(assessment)) {
+        // Every failing code is named: the counts of the others are read now (a refusal costs reads, never a guess).
+        const counted = await knownCounts(till, judge(till, read, settings, now.getTime()));
+        for (const [id, used] of counted.budgets) if (!known.budgets.has(id)) known.budgets.set(id, used);
+        for (const [key, used] of counted.codes) if (!known.codes.has(key)) known.codes.set(key, used);
+        for (const [id, used] of counted.customers) if (!known.customers.has(id)) known.customers.set(id, used);
+        return failure(till, judge(till, read, settings, now.getTime(), known));
+      }
     }
     const taking = freshCodes(assessment);
     if (taking.length === 0) return await answer(till, assessment, '', settings);

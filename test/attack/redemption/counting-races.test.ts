@@ -67,7 +67,12 @@ async function use(codes: (i: number) => string[], n: number, extra: Record<stri
 
 /** N tills at once, each after a seeded pause: the answers' statuses and message ids. */
 async function race(n: number, attempt: (i: number) => Promise<HttpResponse>) {
-  const answers = await Promise.all(Array.from({ length: n }, async (_, i) => (await jitter(), attempt(i))));
+  const answers = await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      await jitter();
+      return attempt(i);
+    }),
+  );
   for (const answer of answers) expect([200, 409], answer.text).toContain(answer.status);
   return answers;
 }
