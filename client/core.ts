@@ -362,6 +362,8 @@ export interface components {
                  * @default null
                  */
                 site_ids: null | string[];
+                /** @description Uses held across the generator's codes: redemptions not voided. Kept by a worker from the promotion's shards, so it may lag a redemption or a void by a few seconds. Read-only: a create or PATCH that sends it answers 422. */
+                readonly times_redeemed: number;
             };
         };
         EventResponse: {
@@ -763,7 +765,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Sending id, account_id, created_at, updated_at answers 422 naming the field. */
+                    /** @description Sending id, account_id, created_at, updated_at, times_redeemed answers 422 naming the field. */
                     code_generator: {
                         /**
                          * @description `tillgate`: random codes over 23456789ABCDEFGHJKLMNPQRSTUVWXYZ; `numeric`: random digits.
@@ -832,7 +834,7 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
+                    /** @description Weak entity tag in two parts, W/"<hash>.<times_redeemed>": the hash of the JSON body without code_generator.times_redeemed, then that count. If-None-Match compares it whole (304 only when nothing in the body changed, times_redeemed included); If-Match compares the hash only, so a times_redeemed that moved since the tag was read fails no PATCH. */
                     ETag?: string;
                     /** @description /v1.0/codegen/{id} */
                     Location: string;
@@ -1102,7 +1104,7 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
+                    /** @description Weak entity tag in two parts, W/"<hash>.<times_redeemed>": the hash of the JSON body without code_generator.times_redeemed, then that count. If-None-Match compares it whole (304 only when nothing in the body changed, times_redeemed included); If-Match compares the hash only, so a times_redeemed that moved since the tag was read fails no PATCH. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -1121,7 +1123,7 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
+                    /** @description Weak entity tag in two parts, W/"<hash>.<times_redeemed>": the hash of the JSON body without code_generator.times_redeemed, then that count. If-None-Match compares it whole (304 only when nothing in the body changed, times_redeemed included); If-Match compares the hash only, so a times_redeemed that moved since the tag was read fails no PATCH. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -1302,7 +1304,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of a GET (or *); a mismatch answers 412 and changes nothing; a value that is not entity tags answers 400. */
+                /** @description The ETag of a GET (or *); a mismatch answers 412 and changes nothing; a value that is not entity tags answers 400. Only the tag's first part is compared: a times_redeemed that moved since the tag was read is no mismatch. */
                 "If-Match"?: string;
                 /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
                 "X-Request-Id"?: string;
@@ -1316,7 +1318,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Only status, description and the promotion terms (discount, minimum_basket, valid_from, valid_until, site_ids) can change; an absent field stays as it is. The terms are judged together with the stored ones: a discount currency that differs from the stored minimum_basket currency, or a valid_until not after the stored valid_from, answers 422. Sending generation_type, buffer_type, code_length, prefix, store_id, id, account_id, created_at, updated_at answers 422 naming the field. */
+                    /** @description Only status, description and the promotion terms (discount, minimum_basket, valid_from, valid_until, site_ids) can change; an absent field stays as it is. The terms are judged together with the stored ones: a discount currency that differs from the stored minimum_basket currency, or a valid_until not after the stored valid_from, answers 422. Sending generation_type, buffer_type, code_length, prefix, store_id, id, account_id, created_at, updated_at, times_redeemed answers 422 naming the field. */
                     code_generator: {
                         /**
                          * @description `active` generators issue codes; `inactive` ones answer 409.
@@ -1351,7 +1353,7 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
+                    /** @description Weak entity tag in two parts, W/"<hash>.<times_redeemed>": the hash of the JSON body without code_generator.times_redeemed, then that count. If-None-Match compares it whole (304 only when nothing in the body changed, times_redeemed included); If-Match compares the hash only, so a times_redeemed that moved since the tag was read fails no PATCH. */
                     ETag?: string;
                     [name: string]: unknown;
                 };

@@ -150,6 +150,7 @@ export const codeGeneratorCreate = Type.Object(
     account_id: Type.Optional(readOnly()),
     created_at: Type.Optional(readOnly()),
     updated_at: Type.Optional(readOnly()),
+    times_redeemed: Type.Optional(readOnly()),
   },
   { additionalProperties: false },
 );
@@ -174,6 +175,7 @@ const codeGeneratorPatch = Type.Object(
     account_id: Type.Optional(readOnly()),
     created_at: Type.Optional(readOnly()),
     updated_at: Type.Optional(readOnly()),
+    times_redeemed: Type.Optional(readOnly()),
   },
   { additionalProperties: false },
 );

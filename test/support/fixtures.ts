@@ -12,7 +12,7 @@ export const winterPromotion = {
   status: 'active' as 'active' | 'inactive',
 };
 
-/** The fields of a code generator as every read answers them, in order: the seed's eleven, then the promotion terms. */
+/** The fields of a code generator as every read answers them, in order: the seed's eleven, then the promotion terms, then times_redeemed. */
 export const GENERATOR_FIELDS = [
   'generation_type',
   'buffer_type',
@@ -30,4 +30,5 @@ export const GENERATOR_FIELDS = [
   'valid_from',
   'valid_until',
   'site_ids',
+  'times_redeemed',
 ];

@@ -631,7 +631,7 @@ export function bodyStatus(verdict: BodyVerdict, exists: boolean, stateConflict:
   }
 }
 
-/** A code generator's fields as every read answers them, sorted: the seed's eleven and the promotion terms. */
+/** A code generator's fields as every read answers them, sorted: the seed's eleven, the promotion terms and times_redeemed. */
 export const GENERATOR_FIELDS = [
   'account_id',
   'buffer_type',
@@ -646,6 +646,7 @@ export const GENERATOR_FIELDS = [
   'site_ids',
   'status',
   'store_id',
+  'times_redeemed',
   'updated_at',
   'valid_from',
   'valid_until',

@@ -23,7 +23,7 @@ type Fields = CoreBody<'createCodeGenerator'>['code_generator'];
 type Change = CoreBody<'updateCodeGenerator'>['code_generator'];
 
 const DEFAULTS = { discount: { type: 'none' }, minimum_basket: null, valid_from: null, valid_until: null, site_ids: null };
-const SIXTEEN = GENERATOR_FIELDS;
+const EVERY_FIELD = GENERATOR_FIELDS;
 const SITES_MESSAGE = 'must be null or a list of 1 to 100 distinct site ids, each a string of 1 to 128 characters';
 const RANGE = 'must be between 1 and 1000000000000';
 const FORM = 'must be an RFC 3339 date-time such as 2026-11-21T14:03:00Z';
@@ -64,7 +64,7 @@ describe('POST /v1.0/codegen with promotion terms', () => {
 
     expect(response.status, response.text).toBe(201);
     const body = response.json.code_generator;
-    expect(Object.keys(body)).toEqual(SIXTEEN);
+    expect(Object.keys(body)).toEqual(EVERY_FIELD);
     expect(body).toMatchObject({ ...winterPromotion, ...DEFAULTS, account_id: ctx.account.accountId });
     // Stored explicitly, so that a reader of the table needs no defaults; the versions are internal.
     const item = await stored(body.id);
@@ -122,7 +122,7 @@ describe('POST /v1.0/codegen with promotion terms', () => {
 
     expect(response.status, response.text).toBe(201);
     const body = response.json.code_generator;
-    expect(Object.keys(body)).toEqual(SIXTEEN);
+    expect(Object.keys(body)).toEqual(EVERY_FIELD);
     expect(body).toEqual({
       ...winterPromotion,
       ...DEFAULTS,
@@ -131,6 +131,7 @@ describe('POST /v1.0/codegen with promotion terms', () => {
       account_id: ctx.account.accountId,
       created_at: body.created_at,
       updated_at: body.updated_at,
+      times_redeemed: 0,
     });
     for (const key of ['discount', 'minimum_basket'] as const) if (body[key]) expect(Object.keys(body[key])).toEqual(Object.keys(terms[key] ?? DEFAULTS[key]!));
     expect((await get(body.id)).json).toEqual({ code_generator: body });
@@ -330,7 +331,7 @@ describe('PATCH /v1.0/codegen/{id} with promotion terms', () => {
 
     expect(response.status, response.text).toBe(200);
     const body = response.json.code_generator;
-    expect(Object.keys(body)).toEqual(SIXTEEN);
+    expect(Object.keys(body)).toEqual(EVERY_FIELD);
     expect(body).toEqual({ ...generator, ...expected, updated_at: expect.stringMatching(RFC3339_MILLIS_UTC) });
     expect(Date.parse(body.updated_at)).toBeGreaterThan(Date.parse(generator.updated_at));
     expect((await get(generator.id)).json).toEqual({ code_generator: body });
@@ -521,7 +522,7 @@ describe('PATCH /v1.0/codegen/{id} with promotion terms', () => {
     }
     expect(await stored(generator.id)).toMatchObject({ terms_version: 3, shards_version: 3 });
     // The versions are internal: no answer shows them.
-    expect(Object.keys((await get(generator.id)).json.code_generator)).toEqual(SIXTEEN);
+    expect(Object.keys((await get(generator.id)).json.code_generator)).toEqual(EVERY_FIELD);
   });
 
   it("takes effect at once: after the 200, a redemption's transaction that judged by the earlier terms fails, on a shard that exists or one it would create", async () => {
@@ -592,7 +593,7 @@ describe('GET /v1.0/codegen and GET /v1.0/codegen/{id} show the terms', () => {
     expect(page.status).toBe(200);
     expect(page.json).toEqual({ code_generators: [plain, promotion], next_cursor: null });
     expect(ofStore.json).toEqual(page.json);
-    expect(page.json.code_generators.map((generator: object) => Object.keys(generator))).toEqual([SIXTEEN, SIXTEEN]);
+    expect(page.json.code_generators.map((generator: object) => Object.keys(generator))).toEqual([EVERY_FIELD, EVERY_FIELD]);
     expect(one.json.code_generator).toEqual(promotion);
     expect(promotion).toMatchObject({ valid_from: '2026-12-01T00:00:00.000Z', valid_until: '2026-12-31T23:59:59.999Z' });
   });
