@@ -377,6 +377,8 @@ export interface components {
                  * @default null
                  */
                 max_redemptions_per_customer: null | number;
+                /** @description Uses held across the generator's codes: redemptions not voided. Kept by a worker from the promotion's shards, so it may lag a redemption or a void by a few seconds. Read-only: a create or PATCH that sends it answers 422. */
+                readonly times_redeemed: number;
             };
         };
         EventResponse: {
@@ -778,7 +780,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Sending id, account_id, created_at, updated_at answers 422 naming the field. */
+                    /** @description Sending id, account_id, created_at, updated_at, times_redeemed answers 422 naming the field. */
                     code_generator: {
                         /**
                          * @description `tillgate`: random codes over 23456789ABCDEFGHJKLMNPQRSTUVWXYZ; `numeric`: random digits.
@@ -862,7 +864,7 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
+                    /** @description Weak entity tag in two parts, W/"<hash>.<times_redeemed>": the hash of the JSON body without code_generator.times_redeemed, then that count. If-None-Match compares it whole (304 only when nothing in the body changed, times_redeemed included); If-Match compares the hash only, so a times_redeemed that moved since the tag was read fails no PATCH. */
                     ETag?: string;
                     /** @description /v1.0/codegen/{id} */
                     Location: string;
@@ -1132,7 +1134,7 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
+                    /** @description Weak entity tag in two parts, W/"<hash>.<times_redeemed>": the hash of the JSON body without code_generator.times_redeemed, then that count. If-None-Match compares it whole (304 only when nothing in the body changed, times_redeemed included); If-Match compares the hash only, so a times_redeemed that moved since the tag was read fails no PATCH. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -1151,7 +1153,7 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
+                    /** @description Weak entity tag in two parts, W/"<hash>.<times_redeemed>": the hash of the JSON body without code_generator.times_redeemed, then that count. If-None-Match compares it whole (304 only when nothing in the body changed, times_redeemed included); If-Match compares the hash only, so a times_redeemed that moved since the tag was read fails no PATCH. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -1332,7 +1334,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of a GET (or *); a mismatch answers 412 and changes nothing; a value that is not entity tags answers 400. */
+                /** @description The ETag of a GET (or *); a mismatch answers 412 and changes nothing; a value that is not entity tags answers 400. Only the tag's first part is compared: a times_redeemed that moved since the tag was read is no mismatch. */
                 "If-Match"?: string;
                 /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
                 "X-Request-Id"?: string;
@@ -1346,7 +1348,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Only status, description, the promotion terms (discount, minimum_basket, valid_from, valid_until, site_ids) and its limits (max_redemptions_per_code, max_redemptions, max_redemptions_per_customer) can change; an absent field stays as it is. A limit may be raised or lowered: lowered below the uses held, it refuses new uses until voids bring the count under, and takes no use back. The terms are judged together with the stored ones: a discount currency that differs from the stored minimum_basket currency, or a valid_until not after the stored valid_from, answers 422. Sending generation_type, buffer_type, code_length, prefix, store_id, id, account_id, created_at, updated_at answers 422 naming the field. */
+                    /** @description Only status, description, the promotion terms (discount, minimum_basket, valid_from, valid_until, site_ids) and its limits (max_redemptions_per_code, max_redemptions, max_redemptions_per_customer) can change; an absent field stays as it is. A limit may be raised or lowered: lowered below the uses held, it refuses new uses until voids bring the count under, and takes no use back. The terms are judged together with the stored ones: a discount currency that differs from the stored minimum_basket currency, or a valid_until not after the stored valid_from, answers 422. Sending generation_type, buffer_type, code_length, prefix, store_id, id, account_id, created_at, updated_at, times_redeemed answers 422 naming the field. */
                     code_generator: {
                         /**
                          * @description `active` generators issue codes; `inactive` ones answer 409.
@@ -1387,7 +1389,7 @@ export interface operations {
                     "Cache-Control": string;
                     /** @description Handler time in seconds. */
                     "X-Runtime": string;
-                    /** @description Weak entity tag of the JSON body. */
+                    /** @description Weak entity tag in two parts, W/"<hash>.<times_redeemed>": the hash of the JSON body without code_generator.times_redeemed, then that count. If-None-Match compares it whole (304 only when nothing in the body changed, times_redeemed included); If-Match compares the hash only, so a times_redeemed that moved since the tag was read fails no PATCH. */
                     ETag?: string;
                     [name: string]: unknown;
                 };

@@ -52,6 +52,20 @@ export interface RouteBody {
   readonly optional?: boolean;
 }
 
+/**
+ * A count in a route's answer that moves without a request to the resource (a worker rolls it
+ * up): the field `field` of the object under `root`. The answer's ETag then keeps it apart,
+ * `W/"<hash of the rest>.<count>"` (functions/http/etags.ts, entityTag): a conditional GET sees
+ * it change, a PATCH's If-Match does not.
+ */
+export interface EtagCount {
+  readonly root: string;
+  readonly field: string;
+}
+
+/** The generator's `times_redeemed`: uses held across its codes, rolled up from its shards (functions/workers.ts). */
+export const GENERATOR_USES: EtagCount = { root: 'code_generator', field: 'times_redeemed' };
+
 /** What a till tried, in the cashier's words: the pos host's error texts name it (functions/http/hosts/pos.ts). */
 export interface TillAttempt {
   /** `void`, `redemption`, `check`: "This void …". */
@@ -85,8 +99,13 @@ interface RouteRow {
   readonly query?: SchemaName;
   /** It accepts an Idempotency-Key (functions/http/idempotency.ts): a repeat gets the first answer. */
   readonly idempotencyKey?: true;
-  /** It accepts If-Match: a mismatch with the current ETag answers 412 and changes nothing. */
+  /**
+   * It accepts If-Match: a mismatch with the current ETag (its count left out, see countInEtag)
+   * answers 412 and changes nothing.
+   */
   readonly ifMatch?: true;
+  /** A count its answer holds that moves on its own: its ETag is made in two parts (EtagCount). */
+  readonly countInEtag?: EtagCount;
 }
 
 /** A pos route names what the till tries, so every cashier text of its errors can say it. */
@@ -134,6 +153,7 @@ export const routes: readonly Route[] = [
     },
     body: { root: 'code_generator', schema: 'codeGeneratorCreate' },
     idempotencyKey: true,
+    countInEtag: GENERATOR_USES,
     summary: 'Create a code generator',
   },
   {
@@ -156,6 +176,7 @@ export const routes: readonly Route[] = [
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'] },
     params: 'idPath',
+    countInEtag: GENERATOR_USES,
     summary: 'Retrieve a code generator',
   },
   {
@@ -178,6 +199,7 @@ export const routes: readonly Route[] = [
     params: 'idPath',
     body: { root: 'code_generator', schema: 'codeGeneratorPatch' },
     ifMatch: true,
+    countInEtag: GENERATOR_USES,
     summary: "Change a code generator's status, description, promotion terms or limits",
   },
   {

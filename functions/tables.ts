@@ -31,7 +31,7 @@ export interface TableSpec {
   /** Epoch-seconds attribute after which DynamoDB may delete the item. */
   readonly timeToLiveAttribute?: string;
   readonly indexes?: readonly IndexSpec[];
-  /** A DynamoDB stream of the table's new items (what the webhook fan-out reads). */
+  /** A DynamoDB stream of the table's items as written (what the stream workers of workers.ts read). */
   readonly stream?: 'NEW_IMAGE';
   readonly description: string;
 }
@@ -77,22 +77,20 @@ export const tables = {
           'max_redemptions',
           'max_redemptions_per_customer',
           'terms_version',
+          'shard_uses',
         ],
       },
     ],
-    description: "Code generators, keyed by account and id; the by_store index lists one store's generators.",
+    description:
+      "Code generators, keyed by account and id; the by_store index lists one store's generators. `shard_uses` holds what each of the promotion's shards holds (the rollUpPromotionUses worker).",
   },
   promotionShards: {
     envVar: 'PROMOTION_SHARDS_TABLE',
     partitionKey: { name: 'shard_key', type: 'S' },
+    // Each shard's uses (`used`) reach the generator through the rollUpPromotionUses worker.
+    stream: 'NEW_IMAGE',
     description:
-      "A promotion's shards, keyed by account, code generator and shard (0-63, PROMOTION_SHARDS): the version of the generator's status and terms, which each redemption proves current on one of them (data/promotion-shards.ts).",
-  },
-  codeShards: {
-    envVar: 'CODE_SHARDS_TABLE',
-    partitionKey: { name: 'shard_key', type: 'S' },
-    description:
-      "The counts of multi-use codes, keyed by the code's key and shard (0-63) or `pool`: the uses held through each shard and the grant it may still give (data/counts.ts).",
+      "A promotion's shards, keyed by account, code generator and shard (0-63, PROMOTION_SHARDS): the version of the generator's status and terms, which each redemption proves current on one of them (data/promotion-shards.ts), and the uses held through it; its stream rolls them up onto the generator.",
   },
   codeRedemptions: {
     envVar: 'CODE_REDEMPTIONS_TABLE',
@@ -116,18 +114,26 @@ export const tables = {
         name: 'by_generator',
         partitionKey: { name: 'generator_key', type: 'S' },
         sortKey: { name: 'code', type: 'S' },
-        nonKeyAttributes: ['code_generator_id', 'issued_at', 'redeemed_at', 'site_id', 'pos_transaction_id', 'discount_amount', 'currency'],
+        nonKeyAttributes: ['code_generator_id', 'issued_at', 'redeemed_at', 'site_id', 'pos_transaction_id', 'discount_amount', 'currency', 'shard_uses'],
       },
       {
         // …?redeemed=true|false: the same, in one partition per generator and state.
         name: 'by_redeemed',
         partitionKey: { name: 'redeemed_key', type: 'S' },
         sortKey: { name: 'code', type: 'S' },
-        nonKeyAttributes: ['code_generator_id', 'issued_at', 'redeemed_at', 'site_id', 'pos_transaction_id', 'discount_amount', 'currency'],
+        nonKeyAttributes: ['code_generator_id', 'issued_at', 'redeemed_at', 'site_id', 'pos_transaction_id', 'discount_amount', 'currency', 'shard_uses'],
       },
     ],
     description:
-      'Issued codes, one item each keyed by account and CODE (upper case), so DynamoDB itself keeps a code unique in its account; the holder of a redeemed code; issuance records.',
+      "Issued codes, one item each keyed by account and CODE (upper case), so DynamoDB itself keeps a code unique in its account; the holder of a redeemed code, and a multi-use code's uses per shard (`shard_uses`, the rollUpCodeUses worker); issuance records.",
+  },
+  codeShards: {
+    envVar: 'CODE_SHARDS_TABLE',
+    partitionKey: { name: 'shard_key', type: 'S' },
+    // Each shard's uses (`used`) reach the code through the rollUpCodeUses worker.
+    stream: 'NEW_IMAGE',
+    description:
+      "A multi-use code's counts, keyed by the code's key and shard (0-63) or `pool`: the uses held through each shard and the grant it may still give (data/counts.ts), so that one code's redemptions spread over many items; its stream rolls the uses up onto the code.",
   },
   events: {
     envVar: 'EVENTS_TABLE',

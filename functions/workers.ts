@@ -2,6 +2,9 @@ import type { QueueId } from './queues.ts';
 import type { TableId } from './tables.ts';
 import type { TableAccess } from './routes.ts';
 
+/** What a DynamoDB stream record says happened to its item. */
+type StreamEventName = 'INSERT' | 'MODIFY' | 'REMOVE';
+
 /**
  * The functions no route calls, declared beside the route table and read the same way: the CDK
  * stack builds each function with the grants of `tables` and `queues` and the event source its
@@ -11,14 +14,22 @@ import type { TableAccess } from './routes.ts';
  */
 type WorkerTrigger =
   | {
-      /** The table's DynamoDB stream (NEW_IMAGE); only INSERTs pass the event source's filter. */
+      /** The table's DynamoDB stream (NEW_IMAGE). */
       readonly kind: 'stream';
       readonly table: TableId;
+      /** The records that reach the worker: the event source's filter in AWS, the local reader's alike. */
+      readonly eventNames: readonly StreamEventName[];
       readonly batchSize: number;
       /** Attempts of a failing batch (halved each time: bisectBatchOnError) before the failure queue. */
       readonly retryAttempts: number;
       /** Records older than this go to the failure queue instead of being processed. */
       readonly maxRecordAgeSeconds: number;
+      /**
+       * What its stream's alarms tell on-call (infra/constructs/observability.ts): what reading
+       * it late delays and where to look, and what a record given up on after every retry leaves
+       * undone and how to repair it.
+       */
+      readonly onCall: { readonly late: string; readonly givenUp: string };
     }
   | {
       readonly kind: 'queue';
@@ -47,7 +58,23 @@ export const workers: readonly Worker[] = [
   {
     name: 'fanOutWebhookEvents',
     entry: 'functions/webhooks/fan-out-webhook-events.ts',
-    trigger: { kind: 'stream', table: 'events', batchSize: 100, retryAttempts: 8, maxRecordAgeSeconds: 6 * 3600 },
+    // New events only: an acknowledging DELETE or TTL's removal is not an event to deliver.
+    trigger: {
+      kind: 'stream',
+      table: 'events',
+      eventNames: ['INSERT'],
+      batchSize: 100,
+      retryAttempts: 8,
+      maxRecordAgeSeconds: 6 * 3600,
+      onCall: {
+        late:
+          'first attempts leave late. Look for its errors and throttles and for DynamoDB throttling on the deliveries table. ' +
+          "One endpoint's attempts: saved query webhook-deliveries-of-one-endpoint.",
+        givenUp:
+          'their events were not fanned out to webhooks. The messages name the shard and sequence numbers; the function log has the error. ' +
+          "One endpoint's attempts: saved query webhook-deliveries-of-one-endpoint.",
+      },
+    },
     tables: { webhookEndpoints: ['Query'], webhookDeliveries: ['PutItem'] },
     queues: ['webhookDeliveries'],
     timeoutSeconds: 30,
@@ -78,5 +105,54 @@ export const workers: readonly Worker[] = [
     queues: ['webhookDeliveries', 'webhookRetries'],
     timeoutSeconds: 30,
     summary: "Moves each attempt that has come due from the retries queue to its origin's lane of the deliveries queue",
+  },
+  {
+    name: 'rollUpPromotionUses',
+    entry: 'functions/codes/roll-up-promotion-uses.ts',
+    // A shard's first use (INSERT) and every later one or void (MODIFY); shards are never removed.
+    // Up to 1000 records a batch: one UpdateItem per generator in it, whatever its records.
+    trigger: {
+      kind: 'stream',
+      table: 'promotionShards',
+      eventNames: ['INSERT', 'MODIFY'],
+      batchSize: 1000,
+      retryAttempts: 8,
+      maxRecordAgeSeconds: 24 * 3600,
+      onCall: {
+        late: "code generators' times_redeemed lags the redemptions by as much. Look for its errors and throttles and for DynamoDB throttling on the code generators table.",
+        givenUp:
+          "some generators' times_redeemed misses the uses of those records until their shards change again. The function log names account and generator; " +
+          'the messages name the shard and sequence numbers (docs/operations.md, "Stream records given up on").',
+      },
+    },
+    tables: { codeGenerators: ['UpdateItem'] },
+    timeoutSeconds: 30,
+    summary: "Copies the uses each promotion shard holds onto its code generator (shard_uses), whose sum is the generator's times_redeemed",
+  },
+  {
+    // A worker of its own, not a second trigger of the one above: a row has one trigger, each
+    // function gets the grants of its own table only, and a failing batch of one stream holds
+    // back nothing of the other.
+    name: 'rollUpCodeUses',
+    entry: 'functions/codes/roll-up-code-uses.ts',
+    trigger: {
+      kind: 'stream',
+      table: 'codeShards',
+      eventNames: ['INSERT', 'MODIFY'],
+      batchSize: 1000,
+      retryAttempts: 8,
+      maxRecordAgeSeconds: 24 * 3600,
+      onCall: {
+        late: "multi-use codes' times_redeemed and redeemed state (the codes list) lag the redemptions by as much. Look for its errors and throttles and for DynamoDB throttling on the codes table.",
+        givenUp:
+          "some codes' times_redeemed and redeemed state miss the uses of those records until their shards change again. The function log names account and generator; " +
+          'the messages name the shard and sequence numbers (docs/operations.md, "Stream records given up on").',
+      },
+    },
+    // UpdateItem returning the code (ReturnValues ALL_NEW, and ALL_OLD on a failed condition) and
+    // a consistent read: the code's redeemed state follows its uses (data/codes.ts).
+    tables: { codes: ['UpdateItem', 'GetItem'] },
+    timeoutSeconds: 30,
+    summary: "Copies the uses each shard of a multi-use code holds onto the code (shard_uses), and keeps the code's redeemed state (by_redeemed) in step",
   },
 ];

@@ -16,8 +16,8 @@ import { lambdaContext, sleep, type WorkerHandler } from './invoke.ts';
  * The local stand-in for a DynamoDB stream event source (functions/workers.ts, trigger `stream`):
  * a reader of DynamoDB Local's stream of the table that hands the worker batches of new records,
  * with the trigger's settings, as the stack's DynamoEventSource does in AWS:
- * - up to `batchSize` records a batch (one GetRecords of a shard), only INSERTs (the event
- *   source's filter);
+ * - up to `batchSize` records a batch (one GetRecords of a shard), only those of the trigger's
+ *   `eventNames` (the event source's filter);
  * - partial batch failures (reportBatchItemFailures): the failed record and those after it are
  *   retried, after a pause, up to `retryAttempts` times, then logged as sent to the failure
  *   destination and the shard moves on; a batch whose invocation threw is retried whole;
@@ -166,6 +166,11 @@ export class StreamPoller {
     return last === undefined || BigInt(record.dynamodb?.SequenceNumber ?? '0') > last;
   }
 
+  private passesFilter(record: StreamRecord): boolean {
+    const eventNames: readonly string[] = this.worker.trigger.kind === 'stream' ? this.worker.trigger.eventNames : [];
+    return record.eventName !== undefined && eventNames.includes(record.eventName);
+  }
+
   private get batchSize(): number {
     return this.worker.trigger.kind === 'stream' ? this.worker.trigger.batchSize : 100;
   }
@@ -180,18 +185,18 @@ export class StreamPoller {
     let pending = records;
     for (let attempt = 0; pending.length > 0 && !this.stopped; attempt++) {
       pending = this.withinMaxAge(shardId, pending);
-      // The event source's filter: only INSERTs reach the function.
-      const inserts = pending.filter((record) => record.eventName === 'INSERT' && this.acceptsAccount(Number(record.dynamodb?.NewImage?.account_id?.N)));
+      // The event source's filter: only the trigger's event names reach the function.
+      const passed = pending.filter((record) => this.passesFilter(record) && this.acceptsAccount(Number(record.dynamodb?.NewImage?.account_id?.N)));
       let failedAt: string | undefined;
-      if (inserts.length > 0) {
+      if (passed.length > 0) {
         try {
-          const event = { Records: inserts.map(toLambdaRecord(this.streamArn)) } satisfies DynamoDBStreamEvent;
+          const event = { Records: passed.map(toLambdaRecord(this.streamArn)) } satisfies DynamoDBStreamEvent;
           const result = (await runInvocation(this.handler, event, lambdaContext(this.worker.name, this.worker.timeoutSeconds))) as
             | DynamoDBBatchResponse
             | undefined;
           failedAt = result?.batchItemFailures?.[0]?.itemIdentifier;
         } catch (error) {
-          failedAt = inserts[0]!.dynamodb?.SequenceNumber;
+          failedAt = passed[0]!.dynamodb?.SequenceNumber;
           this.log(JSON.stringify({ level: 'ERROR', message: 'local stream worker threw', worker: this.worker.name, error: String(error) }));
         }
       }

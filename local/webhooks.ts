@@ -57,9 +57,10 @@ export interface LocalWebhookOptions {
   readonly streams?: boolean;
   /**
    * Hand on only the stream records of these accounts (default: every account). Test files
-   * running side by side share the test tables: each reader of the events stream takes only the
-   * events of the accounts its own file made, so no file's deliveries and retries end up in
-   * another file's in-memory queue, which is dropped when that file ends.
+   * running side by side share the test tables: each reader of a stream takes only the records
+   * of the accounts its own file made, so no file's deliveries and retries end up in another
+   * file's in-memory queue, which is dropped when that file ends (and no file's rollup writes
+   * another's generators).
    */
   readonly acceptsAccount?: (accountId: number) => boolean;
   /**

@@ -1,4 +1,4 @@
-import { hosts, routes, type HostId, type Route } from '../functions/routes.ts';
+import { hosts, routes, type EtagCount, type HostId, type Route } from '../functions/routes.ts';
 import { codeGeneratorCreate, MAX_BODY_BYTES, requestSchemas, webhookEndpointCreate, type SchemaName } from '../functions/http/schemas.ts';
 import { EVENT_TYPES } from '../functions/data/event-types.ts';
 import { MAX_HELD_CODES } from '../functions/tables.ts';
@@ -39,6 +39,18 @@ const coreHeaders = {
   ETag: header('Weak entity tag of the JSON body.', { type: 'string', pattern: '^W/"[0-9a-f]{32}"$' }, false),
 };
 const headersOf = (host: HostId) => (host === 'core' ? coreHeaders : commonHeaders);
+/**
+ * The ETag of an answer whose row names a count that moves on its own (functions/routes.ts,
+ * countInEtag; functions/http/etags.ts): in two parts.
+ */
+const countedEtagHeader = (count: EtagCount) =>
+  header(
+    `Weak entity tag in two parts, W/"<hash>.<${count.field}>": the hash of the JSON body without ${count.root}.${count.field}, then that count. ` +
+      `If-None-Match compares it whole (304 only when nothing in the body changed, ${count.field} included); If-Match compares the hash only, ` +
+      `so a ${count.field} that moved since the tag was read fails no PATCH.`,
+    { type: 'string', pattern: '^W/"[0-9a-f]{32}\\.(0|[1-9][0-9]*)"$' },
+    false,
+  );
 /** An error carries no ETag (PRODUCT.md: a client must not mistake an error's tag for the resource's). */
 const { ETag: _etag, ...coreErrorHeaders } = coreHeaders;
 const errorHeadersOf = (host: HostId) => (host === 'core' ? coreErrorHeaders : commonHeaders);
@@ -425,6 +437,10 @@ const ifMatchParameter = {
   description: 'The ETag of a GET (or *); a mismatch answers 412 and changes nothing; a value that is not entity tags answers 400.',
   schema: { type: 'string', maxLength: MAX_IF_MATCH_LENGTH },
 };
+const countedIfMatchParameter = (count: EtagCount) => ({
+  ...ifMatchParameter,
+  description: `${ifMatchParameter.description} Only the tag's first part is compared: a ${count.field} that moved since the tag was read is no mismatch.`,
+});
 
 /** The parameters of a row, in the order path, query, headers. */
 function parametersOf(route: Route, operation: Operation) {
@@ -432,7 +448,7 @@ function parametersOf(route: Route, operation: Operation) {
     ...(route.params ? pathParameters(route.params) : []),
     ...(route.query ? queryParameters(route.query) : []),
     ...(route.method === 'GET' ? [ifNoneMatchParameter] : []),
-    ...(route.ifMatch ? [ifMatchParameter] : []),
+    ...(route.ifMatch ? [route.countInEtag ? countedIfMatchParameter(route.countInEtag) : ifMatchParameter] : []),
     ...(route.idempotencyKey
       ? [
           operation.idempotencyNote
@@ -930,6 +946,13 @@ const codeGeneratorFields = (() => {
     max_redemptions_per_code: fields.max_redemptions_per_code,
     max_redemptions: fields.max_redemptions,
     max_redemptions_per_customer: fields.max_redemptions_per_customer,
+    times_redeemed: {
+      type: 'integer',
+      minimum: 0,
+      readOnly: true,
+      description:
+        "Uses held across the generator's codes: redemptions not voided. Kept by a worker from the promotion's shards, so it may lag a redemption or a void by a few seconds. Read-only: a create or PATCH that sends it answers 422.",
+    },
   };
 })();
 
@@ -1138,9 +1161,21 @@ function undescribed(route: Route): Operation {
   return { success: { 200: { description: route.summary, headers: headersOf(route.host), content: { 'application/json': { schema: {} } } } } };
 }
 
+/** The successes of a route whose row names a count: their ETag in two parts. */
+function withCountedEtag(route: Route, success: Record<string, any>): Record<string, object> {
+  const count = route.countInEtag;
+  if (!count) return success;
+  return Object.fromEntries(
+    Object.entries(success).map(([status, response]) => [
+      status,
+      response.headers?.ETag ? { ...response, headers: { ...response.headers, ETag: countedEtagHeader(count) } } : response,
+    ]),
+  );
+}
+
 function pathItemOperation(route: Route) {
   const operation = operations[route.operationId] ?? undescribed(route);
-  const responses: Record<string, object> = { ...operation.success };
+  const responses: Record<string, object> = withCountedEtag(route, operation.success);
   for (const status of errorStatuses(route, operation)) responses[String(status)] = errorResponse(route, status, operation);
   for (const status of GATEWAY_STATUSES) responses[String(status)] = gatewayErrorResponse(route.host, status);
   return {

@@ -1,11 +1,12 @@
-import type { CodeGenerator, Discount, Money } from '#data/code-generators';
+import { timesRedeemed, type CodeGenerator, type Discount, type Money } from '#data/code-generators';
 import type { CodeView } from '#data/codes';
 
 /**
  * The eleven fields of the seed, in its order, then the promotion's terms and its limits with
- * their defaults. Objects are built key by key, so an answer (and its ETag) never depends on the
- * order in which DynamoDB hands back a map's keys. The versions (`terms_version`,
- * `shards_version`) are internal.
+ * their defaults, then `times_redeemed` (read-only: the sum of `shard_uses`, which a worker
+ * keeps). Objects are built key by key, so an answer (and its ETag) never depends on the order in
+ * which DynamoDB hands back a map's keys. The versions (`terms_version`, `shards_version`) and the
+ * uses per shard are internal.
  */
 export function presentCodeGenerator(generator: CodeGenerator) {
   return {
@@ -28,6 +29,7 @@ export function presentCodeGenerator(generator: CodeGenerator) {
     max_redemptions_per_code: generator.max_redemptions_per_code,
     max_redemptions: generator.max_redemptions,
     max_redemptions_per_customer: generator.max_redemptions_per_customer,
+    times_redeemed: timesRedeemed(generator),
   };
 }
 

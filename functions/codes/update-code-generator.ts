@@ -13,7 +13,8 @@ import { newEvent, putEvent } from '#data/events';
 import { freshIdCollided, nextId } from '#data/ids';
 import { bringShardsTo, countBudget, openBudget } from '#data/promotion-shards';
 import { writeTogether } from '#data/transactions';
-import { etagMatches, ifMatchOf, weakEtag } from '#http/etags';
+import { entityTag, ifMatchHolds, ifMatchOf } from '#http/etags';
+import { routeOf } from '#functions/routes';
 import { presentCodeGenerator } from './presenters.ts';
 import { inUtc, termRules, termsProblems } from './terms.ts';
 import type { CodeGeneratorPatch } from '#http/schemas';
@@ -21,12 +22,14 @@ import codeGeneratorPatch from '#http/schemas/codeGeneratorPatch.generated';
 import idPath from '#http/schemas/idPath.generated';
 
 const ATTEMPTS = 3;
+const { countInEtag } = routeOf('updateCodeGenerator');
 
 /**
  * Status, description, the promotion's terms and its limits change (the schema answers 422 for
  * any other field, and the term rules for a body at odds with itself, before anything is read).
- * The generator is read, If-Match compared with its current ETag, the terms judged together with
- * the stored ones (422), and the change, the next `terms_version` and the `code_generator.updated`
+ * The generator is read, If-Match compared with its current ETag (without its count: a
+ * `times_redeemed` that moved since the tag was read fails no PATCH, http/etags.ts), the terms
+ * judged together with the stored ones (422), and the change, the next `terms_version` and the `code_generator.updated`
  * event written in one transaction conditioned on the generator being as read; a concurrent
  * change makes it read again. No change, no write.
  *
@@ -51,7 +54,7 @@ export const handler = api<Pick<CodeGeneratorPatch, keyof CodeGeneratorChange>, 
     const current = await findCodeGenerator(context.accountId, id);
     if (!current) throw notFound(`Code generator ${id} not found`);
     const currentBody = { code_generator: presentCodeGenerator(current) };
-    if (ifMatch !== undefined && !etagMatches(ifMatch, weakEtag(JSON.stringify(currentBody)))) {
+    if (ifMatch !== undefined && !ifMatchHolds(ifMatch, entityTag(JSON.stringify(currentBody), countInEtag))) {
       throw preconditionFailed('If-Match does not match the current ETag of this code generator');
     }
     const problems = termsProblems({ ...current, ...requested });

@@ -1,6 +1,7 @@
 import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documents } from '#runtime/clients';
 import { tableName } from '#runtime/config';
+import { sumOfShardUses, writeShardUses, type ShardUses } from './shard-uses.ts';
 import { pause, type TransactItem } from './transactions.ts';
 
 const TABLE = tableName('codeGenerators');
@@ -65,6 +66,12 @@ export interface CodeGenerator extends PromotionTerms, PromotionLimits {
    * shown to clients.
    */
   shards_version?: number;
+  /**
+   * The uses held through each of the promotion's shards, as the rollUpPromotionUses worker last
+   * copied them from the shards' stream (shard-uses.ts): a few seconds behind at most. Absent
+   * until the first use. Never shown as such: `times_redeemed` is its sum.
+   */
+  shard_uses?: ShardUses;
 }
 
 /** What a PATCH may change, in the order the answers show it. */
@@ -78,6 +85,9 @@ export const CHANGEABLE_FIELDS = [
 
 /** A stored generator with the defaults of fields added after it was written. */
 const withDefaults = (item: Record<string, unknown>): CodeGenerator => ({ ...DEFAULT_TERMS, ...DEFAULT_LIMITS, terms_version: 1, ...item }) as CodeGenerator;
+
+/** Uses held across the generator's codes, as far as its shards' stream has reached it. */
+export const timesRedeemed = (generator: Pick<CodeGenerator, 'shard_uses'>): number => sumOfShardUses(generator.shard_uses);
 
 /** The generator's currency: the discount's, else the minimum basket's, else none. */
 export function generatorCurrency(terms: PromotionTerms): string | undefined {
@@ -160,6 +170,14 @@ export async function recordShardsVersion(accountId: number, id: number, version
   } catch (error) {
     if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
   }
+}
+
+/**
+ * Copies the latest uses of some of the promotion's shards onto the generator (`shard_uses`,
+ * shard-uses.ts). False when the generator does not exist.
+ */
+export async function recordShardUses(accountId: number, id: number, uses: ReadonlyMap<number, number>): Promise<boolean> {
+  return (await writeShardUses({ TableName: TABLE, Key: { account_id: accountId, id } }, 'id', uses)) !== undefined;
 }
 
 /**

@@ -1,6 +1,9 @@
-import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documents } from '#runtime/clients';
 import { tableName } from '#runtime/config';
+import { sumOfShardUses, writeShardUses, type ShardUses } from './shard-uses.ts';
 import { pause, type TransactItem } from './transactions.ts';
 
 export const CODES_TABLE = tableName('codes');
@@ -24,6 +27,10 @@ const TABLE = CODES_TABLE;
  * site, transaction id and time; the void of that transaction releases it (the four removed).
  * The indexes are sparse: `generator_key` (every issued code of a generator) and `redeemed_key`
  * (`account#generator#true|false`), both sorted by code.
+ *
+ * A multi-use code's uses are held through its shards (table codeShards); the rollUpCodeUses
+ * worker copies each shard's `used` onto the code (`shard_uses`, shard-uses.ts) and keeps
+ * `redeemed_key` in step with them (`recordCodeShardUses`).
  */
 export interface CodeItem {
   code_key: string;
@@ -49,6 +56,8 @@ export interface CodeItem {
    */
   pooled?: boolean;
   left?: number;
+  /** A multi-use code's uses per shard, as the rollUpCodeUses worker last copied them. */
+  shard_uses?: ShardUses;
 }
 
 /** What the back office sees of a code: GET …/codes/{code} and each item of the list. */
@@ -61,7 +70,16 @@ export interface CodeView {
   pos_transaction_id?: string;
   discount_amount?: number;
   currency?: string;
+  shard_uses?: ShardUses;
 }
+
+/**
+ * Uses the code holds: its holder's (a single-use redemption: `pos_transaction_id`, which the
+ * indexes project, set and removed with `holder`) and those of its shards, as far as their
+ * stream has reached the code.
+ */
+export const timesRedeemed = (item: Pick<CodeView, 'pos_transaction_id' | 'shard_uses'>): number =>
+  (item.pos_transaction_id !== undefined ? 1 : 0) + sumOfShardUses(item.shard_uses);
 
 /** Codes are A-Z, 0-9 and - (prefix up to 16, generated part up to 32): nothing else was ever issued. */
 const ISSUABLE = /^[A-Za-z0-9-]{1,48}$/;
@@ -183,6 +201,60 @@ export function releaseCode(accountId: number, generatorId: number, code: string
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   };
+}
+
+const SETTLE_ATTEMPTS = 8;
+
+/**
+ * Copies the latest uses of some of a code's shards onto it (`shard_uses`), then keeps its
+ * redeemed state exact: a listed code (one with `generator_key`) is in by_redeemed's `true`
+ * partition while `timesRedeemed` is at least 1, else in its `false` one. Race-free without a
+ * lock: the update returns the code as it left it (ALL_NEW); when `redeemed_key` disagrees with
+ * those uses, it is set on the condition that what it was judged from (`shard_uses` as read, the
+ * holder present or absent) is still so. A concurrent change fails that condition, and the code
+ * as it now is (ALL_OLD) is judged again. Whoever changes the uses afterwards settles the state
+ * the same way (a redemption or release of a holder sets it itself). False when the code does
+ * not exist.
+ */
+export async function recordCodeShardUses(key: string, uses: ReadonlyMap<number, number>): Promise<boolean> {
+  let item = (await writeShardUses({ TableName: TABLE, Key: { code_key: key } }, 'code_key', uses)) as CodeItem | undefined;
+  if (!item) return false;
+  for (let attempt = 0; ; attempt++) {
+    if (item?.generator_key === undefined) return true; // not listed (or gone): no index to keep
+    const wanted = redeemedKey(item.account_id, item.code_generator_id, timesRedeemed(item) >= 1);
+    if (item.redeemed_key === wanted) return true;
+    if (attempt >= SETTLE_ATTEMPTS) throw Object.assign(new Error(`The redeemed state of ${key} kept changing`), { name: 'TransactionConflictException' });
+    try {
+      await documents.send(
+        new UpdateCommand({
+          TableName: TABLE,
+          Key: { code_key: key },
+          UpdateExpression: 'SET redeemed_key = :wanted',
+          ConditionExpression: `shard_uses = :uses AND ${item.pos_transaction_id !== undefined ? 'attribute_exists' : 'attribute_not_exists'}(pos_transaction_id) AND attribute_exists(generator_key)`,
+          ExpressionAttributeValues: { ':wanted': wanted, ':uses': item.shard_uses ?? {} },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return true;
+    } catch (error) {
+      const name = (error as Error).name;
+      if (name === 'ConditionalCheckFailedException') {
+        // The code as it is, in DynamoDB's typed form even through the document client.
+        const current = (error as { Item?: Record<string, AttributeValue> }).Item;
+        item = current ? (unmarshall(current) as CodeItem) : await currentCode(key);
+      } else if (name === 'TransactionConflictException') {
+        await pause(attempt);
+        item = await currentCode(key);
+      } else {
+        throw error;
+      }
+    }
+  }
+}
+
+async function currentCode(key: string): Promise<CodeItem | undefined> {
+  const { Item } = await documents.send(new GetCommand({ TableName: TABLE, Key: { code_key: key }, ConsistentRead: true }));
+  return Item as CodeItem | undefined;
 }
 
 /**

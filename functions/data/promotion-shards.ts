@@ -34,6 +34,8 @@ export interface PromotionShard {
   code_generator_id: number;
   shard_number: number;
   terms_version: number;
+  /** Uses held through this shard (absent: 0); its stream copies it onto the generator (roll-up-promotion-uses.ts). */
+  used?: number;
 }
 
 const shardKey = (accountId: number, generatorId: number, shard: number) => `${accountId}#${generatorId}#${shard}`;

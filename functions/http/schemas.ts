@@ -181,6 +181,7 @@ export const codeGeneratorCreate = Type.Object(
     account_id: Type.Optional(readOnly()),
     created_at: Type.Optional(readOnly()),
     updated_at: Type.Optional(readOnly()),
+    times_redeemed: Type.Optional(readOnly()),
   },
   { additionalProperties: false },
 );
@@ -209,6 +210,7 @@ const codeGeneratorPatch = Type.Object(
     account_id: Type.Optional(readOnly()),
     created_at: Type.Optional(readOnly()),
     updated_at: Type.Optional(readOnly()),
+    times_redeemed: Type.Optional(readOnly()),
   },
   { additionalProperties: false },
 );

@@ -3,7 +3,7 @@ import { ok } from '#http/reply';
 import { notFound, preconditionFailed, serviceUnavailable } from '#http/errors';
 import { writeTogether } from '#data/transactions';
 import { findEndpoint, updateEndpoint, type WebhookEndpoint } from '#data/webhook-endpoints';
-import { etagMatches, ifMatchOf, weakEtag } from '#http/etags';
+import { ifMatchHolds, ifMatchOf, weakEtag } from '#http/etags';
 import { presentWebhookEndpoint } from './presenters.ts';
 import type { WebhookEndpointPatch } from '#http/schemas';
 import idPath from '#http/schemas/idPath.generated';
@@ -33,7 +33,7 @@ export const handler = api<Pick<WebhookEndpointPatch, (typeof CHANGEABLE)[number
     const current = await findEndpoint(context.accountId, id);
     if (!current) throw notFound(`Webhook endpoint ${id} not found`);
     const currentBody = { webhook_endpoint: presentWebhookEndpoint(current) };
-    if (ifMatch !== undefined && !etagMatches(ifMatch, weakEtag(JSON.stringify(currentBody)))) {
+    if (ifMatch !== undefined && !ifMatchHolds(ifMatch, weakEtag(JSON.stringify(currentBody)))) {
       throw preconditionFailed('If-Match does not match the current ETag of this webhook endpoint');
     }
     const changed = CHANGEABLE.filter((key) => event.body[key] !== undefined && JSON.stringify(event.body[key]) !== JSON.stringify(current[key]));

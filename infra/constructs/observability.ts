@@ -20,6 +20,7 @@ import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import type { HostId } from '#functions/routes';
+import { workers as workerRows } from '#functions/workers';
 import type { DataTable } from './data-tables.ts';
 import type { FunctionWithLogGroup } from './function-with-log-group.ts';
 import type { HostApi } from './host-api.ts';
@@ -279,7 +280,10 @@ export class Observability extends Construct {
       );
     }
 
-    if (props.workers) this.alarms.push(...webhookAlarms(this, props.workers, stage, this.queryNames.webhookDeliveries, lookHere));
+    if (props.workers) {
+      this.alarms.push(...webhookAlarms(this, props.workers, stage, this.queryNames.webhookDeliveries, lookHere));
+      this.alarms.push(...streamAlarms(this, props.workers, stage, lookHere));
+    }
 
     const topics: ITopic[] = [];
     if (props.alarmTopicArn) topics.push(Topic.fromTopicArn(this, 'AlarmTopicImported', props.alarmTopicArn));
@@ -448,7 +452,44 @@ export class Observability extends Construct {
 const webhookMetric = (stage: string, metricName: string, statistic: string, period = FIVE_MINUTES, label?: string) =>
   new Metric({ namespace: 'Tillgate', metricName, dimensionsMap: { service: 'tillgate', stage }, statistic, period, label: label ?? metricName });
 
-/** Webhooks: attempts failing, the stream read late, stream records given up on, dead letters. */
+/**
+ * Each stream worker of functions/workers.ts: its stream read late, its records given up on; what
+ * that means and where to look is its row's (`onCall`).
+ */
+function streamAlarms(scope: Construct, workers: Workers, stage: string, lookHere: (what: string) => string): Alarm[] {
+  const alarms: Alarm[] = [];
+  for (const worker of workerRows) {
+    const { trigger } = worker;
+    const fn = workers.functions.get(worker.name);
+    const failures = workers.failureQueues.get(worker.name);
+    if (trigger.kind !== 'stream' || !fn || !failures) continue;
+    alarms.push(
+      new Alarm(scope, `${pascal(worker.name)}IteratorAgeAlarm`, {
+        alarmDescription: lookHere(
+          `tillgate ${stage} ${worker.name}: the ${trigger.table} stream is read more than 60 s behind for 5 minutes: ${trigger.onCall.late}`,
+        ),
+        metric: fn.metric('IteratorAge', { period: Duration.minutes(1), statistic: 'Maximum' }),
+        threshold: 60_000,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 5,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+      new Alarm(scope, `${pascal(worker.name)}FailureDestinationAlarm`, {
+        alarmDescription: lookHere(
+          `tillgate ${stage} ${worker.name}: ${trigger.table} stream records went to the on-failure queue after every retry: ${trigger.onCall.givenUp}`,
+        ),
+        metric: failures.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+  return alarms;
+}
+
+/** Webhooks: attempts failing, dead letters of the queues. */
 function webhookAlarms(scope: Construct, workers: Workers, stage: string, query: string, lookHere: (what: string) => string): Alarm[] {
   const look = (what: string) => lookHere(`${what} One endpoint's attempts: saved query ${query}.`);
   const alarms: Alarm[] = [];
@@ -471,34 +512,6 @@ function webhookAlarms(scope: Construct, workers: Workers, stage: string, query:
       treatMissingData: TreatMissingData.NOT_BREACHING,
     }),
   );
-  for (const [name, fn] of workers.functions) {
-    const failures = workers.failureQueues.get(name);
-    if (!failures) continue;
-    alarms.push(
-      new Alarm(scope, `${pascal(name)}IteratorAgeAlarm`, {
-        alarmDescription: look(
-          `tillgate ${stage} ${name}: the events stream is read more than 60 s behind for 5 minutes: first attempts leave late. ` +
-            'Look for its errors and throttles and for DynamoDB throttling on the deliveries table.',
-        ),
-        metric: fn.metric('IteratorAge', { period: Duration.minutes(1), statistic: 'Maximum' }),
-        threshold: 60_000,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 5,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      }),
-      new Alarm(scope, `${pascal(name)}FailureDestinationAlarm`, {
-        alarmDescription: look(
-          `tillgate ${stage} ${name}: stream records went to the on-failure queue after every retry: their events were not ` +
-            'fanned out to webhooks. The messages name the shard and sequence numbers; the function log has the error.',
-        ),
-        metric: failures.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
-        threshold: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      }),
-    );
-  }
   for (const [queueId, dlq] of Object.entries(workers.deadLetterQueues)) {
     alarms.push(
       new Alarm(scope, `${pascal(queueId)}DeadLetterAlarm`, {
@@ -531,7 +544,7 @@ function webhookWidgets(workers: Workers, stage: string): GraphWidget[] {
       width: 8,
     }),
     new GraphWidget({
-      title: 'Webhooks: attempt duration (ms) and stream iterator age (ms)',
+      title: "Webhooks: attempt duration (ms); stream workers' iterator age (ms)",
       left: [
         webhookMetric(stage, 'WebhookAttemptDuration', 'p50', minute, 'attempt p50'),
         webhookMetric(stage, 'WebhookAttemptDuration', 'p99', minute, 'attempt p99'),
@@ -542,7 +555,7 @@ function webhookWidgets(workers: Workers, stage: string): GraphWidget[] {
       width: 8,
     }),
     new GraphWidget({
-      title: 'Webhooks: queue depth, oldest message (s), dead letters and stream failures',
+      title: "Webhooks: queue depth, oldest message (s), dead letters; stream workers' records given up on",
       left: [
         ...Object.entries(workers.queues).map(([id, queue]) => queue.metricApproximateNumberOfMessagesVisible({ period: minute, label: `${id} visible` })),
         ...Object.entries(workers.queues).map(([id, queue]) =>

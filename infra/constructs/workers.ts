@@ -32,8 +32,9 @@ const pascal = (id: string) => id.charAt(0).toUpperCase() + id.slice(1);
 /**
  * The queues of functions/queues.ts (each with a dead-letter queue) and the workers of
  * functions/workers.ts, each with the event source its trigger names:
- * - a stream: DynamoDB stream of the table, only INSERTs (a filter), bisected on error, partial
- *   batch failures, bounded retries and record age, and an SQS on-failure destination;
+ * - a stream: DynamoDB stream of the table, only the event names the trigger lists (a filter),
+ *   bisected on error, partial batch failures, bounded retries and record age, and an SQS
+ *   on-failure destination;
  * - a queue (standard or FIFO, as queues.ts declares): SQS with partial batch responses, its
  *   batch size and a concurrency ceiling.
  * Nothing here names a worker or a queue by hand.
@@ -122,8 +123,8 @@ export class Workers extends Construct {
           retryAttempts: trigger.retryAttempts,
           maxRecordAge: Duration.seconds(trigger.maxRecordAgeSeconds),
           onFailure: new SqsDlq(failures),
-          // Only new items: an acknowledging DELETE or TTL's removal is not an event to deliver.
-          filters: [FilterCriteria.filter({ eventName: FilterRule.isEqual('INSERT') })],
+          // Only the records the worker reads (the local reader filters alike: local/stream-reader.ts).
+          filters: [FilterCriteria.filter({ eventName: FilterRule.or(...trigger.eventNames) })],
         }),
       );
     } else {

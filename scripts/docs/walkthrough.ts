@@ -139,7 +139,8 @@ const RULES: readonly { readonly name: string; readonly pattern: RegExp; readonl
     pattern: /\b\d{1,2} (?:January|February|March|April|May|June|July|August|September|October|November|December) \d{4} \d\d:\d\d(?::\d\d)? UTC\b/g,
     placeholder: '<moment>',
   },
-  { name: 'ETag', pattern: /W\/"[0-9a-f]{32}"/g, placeholder: 'W/"<etag>"' },
+  // The hash only: a code generator's tag goes on with its times_redeemed (`W/"<hash>.3"`), compared as shown.
+  { name: 'ETag', pattern: /W\/"[0-9a-f]{32}(?=(?:\.\d+)?")/g, placeholder: 'W/"<etag>' },
   { name: 'token', pattern: /\btg_[A-Za-z0-9_-]{43}\b/g, placeholder: '<token>' },
   { name: 'key id', pattern: /\bkey_[0-9a-f]{16}\b/g, placeholder: '<key-id>' },
   // A webhook endpoint's signing secret: whsec_ and base64 of random bytes (functions/webhooks/rules.ts).

@@ -12,7 +12,7 @@ export const winterPromotion = {
   status: 'active' as 'active' | 'inactive',
 };
 
-/** The fields of a code generator as every read answers them, in order: the seed's eleven, then the promotion terms, then its limits. */
+/** The fields of a code generator as every read answers them, in order: the seed's eleven, then the promotion terms, then its limits, then times_redeemed. */
 export const GENERATOR_FIELDS = [
   'generation_type',
   'buffer_type',
@@ -33,6 +33,7 @@ export const GENERATOR_FIELDS = [
   'max_redemptions_per_code',
   'max_redemptions',
   'max_redemptions_per_customer',
+  'times_redeemed',
 ];
 
 /** The limits of a generator that sets none (PRODUCT.md "Counting"): single-use codes, no budget, no limit per customer. */

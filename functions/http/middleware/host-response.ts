@@ -4,12 +4,12 @@ import { HttpError, isTransientFault, serviceUnavailable, type Problem } from '#
 import { coreErrorBody } from '#http/hosts/core';
 import { posErrorBody } from '#http/hosts/pos';
 import { logger, recordRequestMetrics } from '#runtime/observability';
-import { etagMatches, weakEtag } from '#http/etags';
+import { entityTag, etagMatches } from '#http/etags';
 import { loggablePath } from '#http/loggable-path';
 import { withOriginalStack } from '#runtime/original-stack';
 import type { Reply } from '#http/reply';
 import type { ApiMiddleware, ApiRequest } from '#http/request';
-import type { HostId, Route } from '#functions/routes';
+import type { Route } from '#functions/routes';
 
 /**
  * Hand-written: no maintained middleware speaks two hosts' error envelopes, echoes a validated
@@ -22,7 +22,7 @@ const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const started = new WeakMap<object, number>();
 
 export function hostResponse(route: Route): ApiMiddleware {
-  const { host, operationId } = route;
+  const { operationId } = route;
   return {
     before: (request) => {
       started.set(request, performance.now());
@@ -32,7 +32,7 @@ export function hostResponse(route: Route): ApiMiddleware {
       request.context.requestId = incoming && REQUEST_ID.test(incoming) ? incoming : gatewayId && REQUEST_ID.test(gatewayId) ? gatewayId : randomUUID();
     },
     after: (request) => {
-      finish(request, request.response ?? { statusCode: 500 }, host, operationId);
+      finish(request, request.response ?? { statusCode: 500 }, route);
     },
     onError: (request) => {
       const error = toHttpError(request.error);
@@ -41,7 +41,7 @@ export function hostResponse(route: Route): ApiMiddleware {
         // only a generic message.
         logger.error('request failed', { request_id: request.context.requestId, operation: operationId, error: withOriginalStack(request.error) });
       }
-      finish(request, errorReply(route, error, request.context.requestId), host, operationId, error, request.error);
+      finish(request, errorReply(route, error, request.context.requestId), route, error, request.error);
     },
   };
 }
@@ -54,10 +54,11 @@ function headerValue(event: APIGatewayProxyEvent, lowerCaseName: string): string
   return undefined;
 }
 
-function finish(request: ApiRequest, reply: Reply, host: HostId, operationId: string, error?: HttpError, cause?: unknown) {
+function finish(request: ApiRequest, reply: Reply, route: Route, error?: HttpError, cause?: unknown) {
+  const { operationId } = route;
   const latency = performance.now() - (started.get(request) ?? performance.now());
   const raw = request.event as unknown as APIGatewayProxyEvent;
-  const result = toResult(host, reply, raw, request.context.requestId, latency, error?.retryAfterSeconds);
+  const result = toResult(route, reply, raw, request.context.requestId, latency, error?.retryAfterSeconds);
   // The handler's Reply becomes the Lambda proxy result here, and only here.
   (request as unknown as { response: APIGatewayProxyResult }).response = result;
 
@@ -77,7 +78,7 @@ function finish(request: ApiRequest, reply: Reply, host: HostId, operationId: st
 }
 
 function toResult(
-  host: HostId,
+  route: Route,
   reply: Reply,
   event: APIGatewayProxyEvent,
   requestId: string,
@@ -94,7 +95,7 @@ function toResult(
   if (reply.replayed) headers['Idempotent-Replayed'] = 'true';
   if (retryAfterSeconds !== undefined) headers['Retry-After'] = String(retryAfterSeconds);
 
-  if (host === 'core') {
+  if (route.host === 'core') {
     // Like the original service: runtime in seconds, revalidated caching of reads, weak ETags.
     headers['X-Runtime'] = (latencyMs / 1000).toFixed(6);
     const cacheableRead = event.httpMethod === 'GET' && reply.statusCode === 200;
@@ -102,7 +103,7 @@ function toResult(
     // Only a successful JSON answer is a representation of the resource: an error's tag would be
     // taken for the resource's (an If-Match with it would fail with 412 for ever).
     if (reply.statusCode >= 200 && reply.statusCode < 300 && reply.rawBody === undefined && body !== '') {
-      headers.ETag = weakEtag(body);
+      headers.ETag = entityTag(body, route.countInEtag);
       if (cacheableRead && etagMatches(event.headers?.['if-none-match'], headers.ETag)) {
         // RFC 9110 §15.4.5: a 304 carries the validators and caching fields, no representation metadata.
         delete headers['Content-Type'];

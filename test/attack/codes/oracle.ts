@@ -10,7 +10,7 @@ const isInteger = (value: unknown): value is number => typeof value === 'number'
 
 const GENERATOR_DEFAULTS = { buffer_type: 'default', description: '', prefix: '', status: 'active' };
 const GENERATOR_FIELDS = ['generation_type', 'buffer_type', 'code_length', 'description', 'prefix', 'store_id', 'status'];
-const READ_ONLY = ['id', 'account_id', 'created_at', 'updated_at'];
+const READ_ONLY = ['id', 'account_id', 'created_at', 'updated_at', 'times_redeemed'];
 
 /** A 422's fields: each one it names must be in `fields`, and every one of `must` must be named. */
 export type FieldsVerdict =
@@ -22,7 +22,7 @@ export type FieldsVerdict =
  * POST /v1.0/codegen's `code_generator`: the seed's seven fields (PRODUCT.md "Code generators"),
  * the promotion's terms and its limits, every problem named by its field (`code_generator.code_length`,
  * `code_generator.discount.percent_off`). A valid body's value is the generator as every read
- * must show it: the defaults filled in, date-times in UTC with milliseconds.
+ * must show it: the defaults filled in, date-times in UTC with milliseconds, times_redeemed 0.
  */
 export function judgeCodeGenerator(text: string): FieldsVerdict {
   const resource = parseRoot(text, 'code_generator');
@@ -43,7 +43,8 @@ export function judgeCodeGenerator(text: string): FieldsVerdict {
   judgeTerms(resource, DEFAULT_TERMS, problems);
   judgeLimits(resource, problems);
   if (problems.must.size > 0 || problems.may.size > 0) return invalid(problems);
-  return { kind: 'valid', value: { ...GENERATOR_DEFAULTS, ...DEFAULT_TERMS, ...DEFAULT_LIMITS, ...resource, ...termsAsRead(resource) } };
+  // Nothing redeemed yet: a new generator's times_redeemed is 0.
+  return { kind: 'valid', value: { ...GENERATOR_DEFAULTS, ...DEFAULT_TERMS, ...DEFAULT_LIMITS, ...resource, ...termsAsRead(resource), times_redeemed: 0 } };
 }
 
 /**

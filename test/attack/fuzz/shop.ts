@@ -631,7 +631,7 @@ export function bodyStatus(verdict: BodyVerdict, exists: boolean, stateConflict:
   }
 }
 
-/** A code generator's fields as every read answers them, sorted: the seed's eleven, the promotion terms and its limits. */
+/** A code generator's fields as every read answers them, sorted: the seed's eleven, the promotion terms, its limits and times_redeemed. */
 export const GENERATOR_FIELDS = [
   'account_id',
   'buffer_type',
@@ -649,6 +649,7 @@ export const GENERATOR_FIELDS = [
   'site_ids',
   'status',
   'store_id',
+  'times_redeemed',
   'updated_at',
   'valid_from',
   'valid_until',

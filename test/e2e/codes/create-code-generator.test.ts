@@ -35,13 +35,13 @@ describe('POST /v1.0/codegen', () => {
     expect(await codeGeneratorsOf(ctx.account.accountId)).toHaveLength(1);
   });
 
-  it('sends the core host headers: JSON content type, request id, no-store, weak ETag, X-Runtime, nosniff', async () => {
+  it('sends the core host headers: JSON content type, request id, no-store, weak ETag (with times_redeemed 0), X-Runtime, nosniff', async () => {
     const response = await create({ code_generator: generator });
 
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.headers.get('x-request-id')).toMatch(UUID);
     expect(response.headers.get('cache-control')).toBe('no-store');
-    expect(response.headers.get('etag')).toMatch(/^W\/"[0-9a-f]{32}"$/);
+    expect(response.headers.get('etag')).toMatch(/^W\/"[0-9a-f]{32}\.0"$/);
     expect(response.headers.get('x-runtime')).toMatch(/^\d+\.\d{6}$/);
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     expect(response.headers.get('x-powered-by')).toBeNull();
@@ -160,6 +160,7 @@ describe('POST /v1.0/codegen', () => {
       [{ store_id: 2 ** 53 }, 'code_generator.store_id must be an integer of at most 9007199254740991 (2^53 - 1)'],
       [{ generation_type: undefined }, 'code_generator.generation_type is required'],
       [{ created_at: '2026-01-01T00:00:00Z' }, 'code_generator.created_at is read-only and cannot be set'],
+      [{ times_redeemed: 0 }, 'code_generator.times_redeemed is read-only and cannot be set'],
       [{ prefix: 'ABCDEFGHIJKLMNOPQ' }, 'code_generator.prefix must be up to 16 of A-Z, 0-9 and -'],
     ])('422 for %o', async (change, message) => {
       const response = await createRaw({ code_generator: { ...generator, ...change } });

@@ -131,6 +131,7 @@ describe('POST /v1.0/codegen with promotion terms', () => {
       account_id: ctx.account.accountId,
       created_at: body.created_at,
       updated_at: body.updated_at,
+      times_redeemed: 0,
     });
     for (const key of ['discount', 'minimum_basket'] as const) if (body[key]) expect(Object.keys(body[key])).toEqual(Object.keys(terms[key] ?? DEFAULTS[key]!));
     expect((await get(body.id)).json).toEqual({ code_generator: body });

@@ -135,7 +135,7 @@ describe('the OpenAPI documents type a client naturally', () => {
       .code_generator;
     expect(Object.keys(create.properties)).not.toContain('id');
     expect(create.additionalProperties).toBe(false);
-    expect(create.description).toContain('Sending id, account_id, created_at, updated_at answers 422 naming the field');
+    expect(create.description).toContain('Sending id, account_id, created_at, updated_at, times_redeemed answers 422 naming the field');
     const text = JSON.stringify(operations.map(({ operation }) => operation.requestBody ?? null));
     expect(text).not.toContain('"not":{}');
   });
