@@ -111,6 +111,7 @@ describe('POST /v1.0/codegen with limits', () => {
       account_id: ctx.account.accountId,
       created_at: body.created_at,
       updated_at: body.updated_at,
+      times_redeemed: 0,
     });
     expect((await get(body.id)).json).toEqual({ code_generator: body });
     expect(await stored(body.id)).toMatchObject({ ...DEFAULT_LIMITS, ...limits });

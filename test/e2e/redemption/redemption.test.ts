@@ -221,23 +221,23 @@ describe('POST /v2.0/redeemed_codes', () => {
     expect((await lookUp(generator.id, a!)).json.code.redeemed_at).toBeNull();
   });
 
-  it('409 too_many_codes past 50 codes in one transaction, writing nothing; 50 is fine', async () => {
+  it('409 too_many_codes past 24 codes in one transaction (MAX_HELD_CODES), writing nothing; 24 is fine', async () => {
     const generator = await newGenerator();
-    const codes = await issue(generator.id, 51);
-    for (let start = 0; start < 50; start += 10) expect((await redeem({ ...sale, codes: codes.slice(start, start + 10) })).status).toBe(200);
+    const codes = await issue(generator.id, 25);
+    for (let start = 0; start < 24; start += 10) expect((await redeem({ ...sale, codes: codes.slice(start, Math.min(start + 10, 24)) })).status).toBe(200);
     const before = await snapshot();
 
-    const response = await redeem({ ...sale, codes: [codes[0]!, codes[50]!] });
+    const response = await redeem({ ...sale, codes: [codes[0]!, codes[24]!] });
 
     expect(response.status).toBe(409);
     expect(response.json).toEqual({
       transaction: {
-        errors: [{ message: 'Transaction T-1001 holds 50 codes and this request adds 1; a transaction holds at most 50' }],
+        errors: [{ message: 'Transaction T-1001 holds 24 codes and this request adds 1; a transaction holds at most 24' }],
         display_messages: [
           {
-            message: 'A sale can hold at most 50 codes: this one holds 50, and 1 more would be too many. Take these codes in another sale.',
+            message: 'A sale can hold at most 24 codes: this one holds 24, and 1 more would be too many. Take these codes in another sale.',
             message_id: 'too_many_codes',
-            message_content: { held: 50, adding: 1, limit: 50 },
+            message_content: { held: 24, adding: 1, limit: 24 },
             priority: 1,
           },
         ],
