@@ -61,6 +61,10 @@ export interface CodeView {
   pos_transaction_id?: string;
   discount_amount?: number;
   currency?: string;
+  /** Counted over shards (CodeItem); on the index, with what its shards held when the stream worker last rolled them up. */
+  pooled?: boolean;
+  /** The uses of a pooled code's shards as last rolled up onto its item, by shard number (the list's count: it may lag). */
+  shard_uses?: Record<string, number>;
 }
 
 /** Codes are A-Z, 0-9 and - (prefix up to 16, generated part up to 32): nothing else was ever issued. */
