@@ -96,6 +96,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1.0/codegen/{id}/codes/{code}/redemptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the transactions holding a code, in redemption order
+         * @description Needs a token of scope core (or all); any other answers 403.
+         */
+        get: operations["listCodeRedemptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1.0/events": {
         parameters: {
             query?: never;
@@ -414,21 +434,41 @@ export interface components {
                 issued_at: string;
                 /**
                  * Format: date-time
-                 * @description When the transaction holding the code redeemed it; null when no transaction holds it.
+                 * @description When the transaction holding the code redeemed it; null when no transaction holds it, or when max_redemptions_per_code is above 1 (GET /v1.0/codegen/{id}/codes/{code}/redemptions lists the transactions holding it).
                  */
                 redeemed_at: string | null;
-                /** @description The site of the transaction holding the code, or null. */
+                /** @description The site of the transaction holding the code, or null (as redeemed_at). */
                 site_id: string | null;
-                /** @description The POS transaction holding the code, or null. */
+                /** @description The POS transaction holding the code, or null (as redeemed_at). */
                 pos_transaction_id: string | null;
-                /** @description What the holding redemption took off its basket, in the currency's minor units; null when no transaction holds the code, or its redemption recorded no amount. */
+                /** @description What the holding redemption took off its basket, in the currency's minor units; null when no transaction holds the code, its redemption recorded no amount, or max_redemptions_per_code is above 1. */
                 discount_amount: number | null;
                 /** @description The currency of discount_amount, or null. */
                 currency: string | null;
+                /** @description How many transactions hold the code now: exact in the lookup; in the codes list, a multi-use code's count may lag its redemptions and voids by a few seconds. */
+                times_redeemed: number;
+                /** @description How many transactions may hold the code at once: its generator's current value (1: single-use). */
+                max_redemptions_per_code: number;
             };
         };
         CodePage: {
             codes: components["schemas"]["CodeResponse"]["code"][];
+            next_cursor: string | null;
+        };
+        CodeRedemptionPage: {
+            redemptions: {
+                site_id: string;
+                pos_transaction_id: string;
+                /**
+                 * Format: date-time
+                 * @description When this transaction redeemed the code (its first request that named it).
+                 */
+                redeemed_at: string;
+                /** @description What this redemption took off its basket, in the currency's minor units; null when it recorded no amount. */
+                discount_amount: number | null;
+                /** @description The currency of discount_amount, or null. */
+                currency: string | null;
+            }[];
             next_cursor: string | null;
         };
         WebhookEndpointResponse: {
@@ -1668,7 +1708,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of the generator's issued codes in code order, each with the redemption that holds it now (or nulls). Reads an index: it may lag a redemption or a release by about a second. */
+            /** @description A page of the generator's issued codes in code order, each with the redemption that holds it now (or nulls) and its uses. Reads an index: it may lag a redemption or a release by about a second, and a multi-use code's times_redeemed by a few seconds. redeemed=true lists the codes with times_redeemed of 1 or more. */
             200: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -2190,7 +2230,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The code, spelled as issued. */
+            /** @description The code, spelled as issued, with the redemption that holds it now (or nulls) and its uses, exact. */
             200: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -2229,6 +2269,239 @@ export interface operations {
                 content?: never;
             };
             /** @description A path id that is not a positive integer. */
+            400: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description X-Auth-Token missing, malformed, unknown or revoked; the message says which. */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read. */
+            403: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description No such record, or another account's, or an expired event. */
+            404: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            429: {
+                headers: {
+                    /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
+                    "X-Request-Id"?: string;
+                    /** @description application/json; charset=utf-8, or application/json on the per-token limit's answer (set by WAF). */
+                    "Content-Type": "application/json; charset=utf-8" | "application/json";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description Always no-store. */
+                    "Cache-Control": "no-store";
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description A bug: a generic message with the request id. */
+            500: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Answered by API Gateway: the function failed without an answer (a crash, or the Lambda timeout). The message quotes the request id. */
+            502: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description Always no-store. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Answered by API Gateway: the function did not answer within API Gateway's 29 s integration timeout. The message quotes the request id. */
+            504: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description Always no-store. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+        };
+    };
+    listCodeRedemptions: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1–1000 (default 100). */
+                limit?: number;
+                /** @description Opaque: the next_cursor of the previous page, with the same filters. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description The ETag of an earlier 200 of this read: when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+                /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
+                "X-Request-Id"?: string;
+            };
+            path: {
+                /** @description The code generator id. */
+                id: number;
+                /** @description A code as issued; letters in any case. Anything this generator did not issue answers 404. */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the transactions holding the code now, in redemption order (time, then transaction): a single-use code has one at most. Exact: a void takes its transaction off at once. */
+            200: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    /** @description Weak entity tag of the JSON body. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeRedemptionPage"];
+                };
+            };
+            /** @description Not modified: If-None-Match matched the ETag. No body, and no Content-Type or Content-Length (RFC 9110 §15.4.5). */
+            304: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    /** @description Weak entity tag of the JSON body. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A path id that is not a positive integer; a query parameter of the wrong form, or one this operation does not take. */
             400: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */

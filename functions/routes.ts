@@ -232,7 +232,9 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen/{id}/codes/{code}',
     entry: 'functions/codes/get-code.ts',
     scope: 'core',
-    tables: { ...TOKEN_LOOKUP, codes: ['GetItem'] },
+    // The code (a pending one's issuance record too) and its generator (the current maximum); a
+    // code counted over shards, what each shard holds (one consistent BatchGetItem).
+    tables: { ...TOKEN_LOOKUP, codes: ['GetItem'], codeGenerators: ['GetItem'], codeShards: ['BatchGetItem'] },
     params: 'codePath',
     summary: 'Look up an issued code',
   },
@@ -243,11 +245,25 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen/{id}/codes',
     entry: 'functions/codes/list-codes.ts',
     scope: 'core',
-    // Query on the by_generator and by_redeemed indexes; the generator read when a list is empty.
+    // Query on the by_generator and by_redeemed indexes, beside a read of the generator (its current maximum).
     tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'], codes: ['Query'] },
     params: 'idPath',
     query: 'codeListQuery',
     summary: "List a code generator's issued codes, optionally only the redeemed or unredeemed ones",
+  },
+  {
+    operationId: 'listCodeRedemptions',
+    host: 'core',
+    method: 'GET',
+    path: '/v1.0/codegen/{id}/codes/{code}/redemptions',
+    entry: 'functions/codes/list-code-redemptions.ts',
+    scope: 'core',
+    // The code (its holder, whether it is counted over shards), which of its shards hold uses
+    // (one BatchGetItem), then one Query of holder records per such shard.
+    tables: { ...TOKEN_LOOKUP, codes: ['GetItem'], codeShards: ['BatchGetItem'], codeRedemptions: ['Query'] },
+    params: 'codePath',
+    query: 'codeRedemptionListQuery',
+    summary: 'List the transactions holding a code, in redemption order',
   },
   {
     operationId: 'listEvents',

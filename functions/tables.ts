@@ -114,14 +114,36 @@ export const tables = {
         name: 'by_generator',
         partitionKey: { name: 'generator_key', type: 'S' },
         sortKey: { name: 'code', type: 'S' },
-        nonKeyAttributes: ['code_generator_id', 'issued_at', 'redeemed_at', 'site_id', 'pos_transaction_id', 'discount_amount', 'currency', 'shard_uses'],
+        nonKeyAttributes: [
+          'code_generator_id',
+          'issued_at',
+          'redeemed_at',
+          'site_id',
+          'pos_transaction_id',
+          'discount_amount',
+          'currency',
+          // A pooled code's uses, as the stream worker rolls its shards up (times_redeemed, which may lag).
+          'pooled',
+          'shard_uses',
+        ],
       },
       {
         // …?redeemed=true|false: the same, in one partition per generator and state.
         name: 'by_redeemed',
         partitionKey: { name: 'redeemed_key', type: 'S' },
         sortKey: { name: 'code', type: 'S' },
-        nonKeyAttributes: ['code_generator_id', 'issued_at', 'redeemed_at', 'site_id', 'pos_transaction_id', 'discount_amount', 'currency', 'shard_uses'],
+        nonKeyAttributes: [
+          'code_generator_id',
+          'issued_at',
+          'redeemed_at',
+          'site_id',
+          'pos_transaction_id',
+          'discount_amount',
+          'currency',
+          // A pooled code's uses, as the stream worker rolls its shards up (times_redeemed, which may lag).
+          'pooled',
+          'shard_uses',
+        ],
       },
     ],
     description:

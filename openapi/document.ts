@@ -581,12 +581,18 @@ const operations: Record<string, Operation> = {
     },
   },
   getCode: {
-    success: read('The code, spelled as issued.', 'CodeResponse'),
+    success: read('The code, spelled as issued, with the redemption that holds it now (or nulls) and its uses, exact.', 'CodeResponse'),
   },
   listCodes: {
     success: read(
-      "A page of the generator's issued codes in code order, each with the redemption that holds it now (or nulls). Reads an index: it may lag a redemption or a release by about a second.",
+      "A page of the generator's issued codes in code order, each with the redemption that holds it now (or nulls) and its uses. Reads an index: it may lag a redemption or a release by about a second, and a multi-use code's times_redeemed by a few seconds. redeemed=true lists the codes with times_redeemed of 1 or more.",
       'CodePage',
+    ),
+  },
+  listCodeRedemptions: {
+    success: read(
+      'A page of the transactions holding the code now, in redemption order (time, then transaction): a single-use code has one at most. Exact: a void takes its transaction off at once.',
+      'CodeRedemptionPage',
     ),
   },
   redeemCodes: {
@@ -673,6 +679,9 @@ function redemptionErrors(outcome: string): Record<number, string> {
     422: `A code is not an issued code of this account (message_id code_not_found; the other failures are named too), or the body failed validation (message_id validation_failed, one errors entry per problem). ${outcome}`,
   };
 }
+
+/** Where a multi-use code's holders are, instead of its holder fields. */
+const MULTI_USE_HOLDERS = 'GET /v1.0/codegen/{id}/codes/{code}/redemptions lists the transactions holding it';
 
 /** A page of a list: the items and the cursor of the next page (null on the last). */
 function page(name: string, item: object) {
@@ -1013,7 +1022,18 @@ const schemas = {
       code: {
         type: 'object',
         additionalProperties: false,
-        required: ['code', 'code_generator_id', 'issued_at', 'redeemed_at', 'site_id', 'pos_transaction_id', 'discount_amount', 'currency'],
+        required: [
+          'code',
+          'code_generator_id',
+          'issued_at',
+          'redeemed_at',
+          'site_id',
+          'pos_transaction_id',
+          'discount_amount',
+          'currency',
+          'times_redeemed',
+          'max_redemptions_per_code',
+        ],
         properties: {
           code: { type: 'string', pattern: '^[A-Z0-9-]{4,48}$' },
           code_generator_id: { type: 'integer', minimum: 1 },
@@ -1021,23 +1041,53 @@ const schemas = {
           redeemed_at: {
             type: ['string', 'null'],
             format: 'date-time',
-            description: 'When the transaction holding the code redeemed it; null when no transaction holds it.',
+            description: `When the transaction holding the code redeemed it; null when no transaction holds it, or when max_redemptions_per_code is above 1 (${MULTI_USE_HOLDERS}).`,
           },
-          site_id: { type: ['string', 'null'], description: 'The site of the transaction holding the code, or null.' },
-          pos_transaction_id: { type: ['string', 'null'], description: 'The POS transaction holding the code, or null.' },
+          site_id: { type: ['string', 'null'], description: 'The site of the transaction holding the code, or null (as redeemed_at).' },
+          pos_transaction_id: { type: ['string', 'null'], description: 'The POS transaction holding the code, or null (as redeemed_at).' },
           discount_amount: {
             type: ['integer', 'null'],
             minimum: 0,
             maximum: 1e12,
             description:
-              "What the holding redemption took off its basket, in the currency's minor units; null when no transaction holds the code, or its redemption recorded no amount.",
+              "What the holding redemption took off its basket, in the currency's minor units; null when no transaction holds the code, its redemption recorded no amount, or max_redemptions_per_code is above 1.",
           },
           currency: { type: ['string', 'null'], pattern: '^[A-Z]{3}$', maxLength: 3, description: 'The currency of discount_amount, or null.' },
+          times_redeemed: {
+            type: 'integer',
+            minimum: 0,
+            description:
+              "How many transactions hold the code now: exact in the lookup; in the codes list, a multi-use code's count may lag its redemptions and voids by a few seconds.",
+          },
+          max_redemptions_per_code: {
+            type: 'integer',
+            minimum: 1,
+            maximum: 1_000_000,
+            description: "How many transactions may hold the code at once: its generator's current value (1: single-use).",
+          },
         },
       },
     },
   },
   CodePage: page('codes', { $ref: '#/components/schemas/CodeResponse/properties/code' }),
+  CodeRedemptionPage: page('redemptions', {
+    type: 'object',
+    additionalProperties: false,
+    description: 'A transaction holding the code.',
+    required: ['site_id', 'pos_transaction_id', 'redeemed_at', 'discount_amount', 'currency'],
+    properties: {
+      site_id: { type: 'string', minLength: 1, maxLength: 128 },
+      pos_transaction_id: { type: 'string', minLength: 1, maxLength: 128 },
+      redeemed_at: { type: 'string', format: 'date-time', description: 'When this transaction redeemed the code (its first request that named it).' },
+      discount_amount: {
+        type: ['integer', 'null'],
+        minimum: 0,
+        maximum: 1e12,
+        description: "What this redemption took off its basket, in the currency's minor units; null when it recorded no amount.",
+      },
+      currency: { type: ['string', 'null'], pattern: '^[A-Z]{3}$', maxLength: 3, description: 'The currency of discount_amount, or null.' },
+    },
+  }),
   RedeemedCodes: { ...transactionEnvelope(noErrors, ['CodeRedeemedMessage']), description: 'One display message per distinct code, in the order listed.' },
   ValidatedCodes: { ...transactionEnvelope(noErrors, ['CodeValidMessage']), description: 'One display message per distinct code, in the order listed.' },
   VoidResponse: {

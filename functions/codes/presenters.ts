@@ -1,5 +1,6 @@
 import { timesRedeemed, type CodeGenerator, type Discount, type Money } from '#data/code-generators';
 import type { CodeView } from '#data/codes';
+import type { CodeRedemption } from '#data/code-counts';
 
 /**
  * The eleven fields of the seed, in its order, then the promotion's terms and its limits with
@@ -51,16 +52,50 @@ function presentDiscount(discount: Discount): Discount {
   }
 }
 
-/** A code as the back office sees it: as issued, and the redemption that holds it now, or nulls. */
-export function presentCode(code: CodeView) {
+/** How many transactions hold a code, and how many may at once (its generator's current maximum). */
+export interface CodeUses {
+  readonly times_redeemed: number;
+  readonly max_redemptions_per_code: number;
+}
+
+/**
+ * A code as the back office sees it: as issued, the redemption that holds it now (or nulls), and
+ * its uses. A code whose maximum is above 1 may be held by many transactions: its holder fields
+ * are null, and GET …/codes/{code}/redemptions lists them.
+ */
+export function presentCode(code: CodeView, uses: CodeUses) {
+  const singleUse = uses.max_redemptions_per_code === 1;
   return {
     code: code.code,
     code_generator_id: code.code_generator_id,
     issued_at: code.issued_at,
-    redeemed_at: code.redeemed_at ?? null,
-    site_id: code.site_id ?? null,
-    pos_transaction_id: code.pos_transaction_id ?? null,
-    discount_amount: code.discount_amount ?? null,
-    currency: code.currency ?? null,
+    redeemed_at: singleUse ? (code.redeemed_at ?? null) : null,
+    site_id: singleUse ? (code.site_id ?? null) : null,
+    pos_transaction_id: singleUse ? (code.pos_transaction_id ?? null) : null,
+    discount_amount: singleUse ? (code.discount_amount ?? null) : null,
+    currency: singleUse ? (code.currency ?? null) : null,
+    times_redeemed: uses.times_redeemed,
+    max_redemptions_per_code: uses.max_redemptions_per_code,
+  };
+}
+
+/**
+ * A code's uses as the codes list reads them from an index: the one its own holder fields hold
+ * (`redeemed_at` is set and removed with `holder`, which the index does not carry), and those of
+ * its shards as the stream worker last rolled them up (`shard_uses`), which may lag.
+ */
+export function listedTimesRedeemed(code: CodeView): number {
+  const shards = Object.values(code.shard_uses ?? {}).reduce((sum, used) => sum + Number(used), 0);
+  return (code.redeemed_at !== undefined ? 1 : 0) + shards;
+}
+
+/** One transaction holding a code, as its redemptions list shows it. */
+export function presentCodeRedemption(redemption: CodeRedemption) {
+  return {
+    site_id: redemption.site_id,
+    pos_transaction_id: redemption.pos_transaction_id,
+    redeemed_at: redemption.redeemed_at,
+    discount_amount: redemption.discount_amount ?? null,
+    currency: redemption.currency ?? null,
   };
 }

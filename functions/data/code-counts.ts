@@ -88,26 +88,48 @@ export function deleteCodeRedemption(codeKey: string, shard: number, redeemedAt:
   };
 }
 
-/** Where a page of a code's redemptions starts: after this redemption (its time and transaction). */
-export type RedemptionsCursor = string;
+/** DynamoDB's order of string sort keys (their UTF-8 bytes), which is not JavaScript's (UTF-16 code units) beyond U+FFFF. */
+const sortKeyOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 /**
- * A page of the transactions holding a code, in redemption order (time, then transaction): one
- * Query per shard (each in order, at most `limit` items after the cursor), merged. A code held
- * through few shards costs few: the caller passes the shards its counts show.
+ * The holder a code's own item names (its redemption from when it was single-use, or now if it
+ * is), as a record of the redemptions list: in the same order as the others (its time, then its
+ * transaction), so that it takes its place among them.
+ */
+function itemRedemption(item: CodeItem): CodeRedemption | undefined {
+  if (item.holder === undefined || item.redeemed_at === undefined || item.site_id === undefined || item.pos_transaction_id === undefined) return undefined;
+  return {
+    // In no shard: the code's own item.
+    holder_shard: item.code_key,
+    redeemed_order: redeemedOrder(item.redeemed_at, item.holder),
+    account_id: item.account_id,
+    code: item.code,
+    site_id: item.site_id,
+    pos_transaction_id: item.pos_transaction_id,
+    redeemed_at: item.redeemed_at,
+    ...(item.discount_amount !== undefined && item.currency !== undefined ? { discount_amount: item.discount_amount, currency: item.currency } : {}),
+  };
+}
+
+/**
+ * A page of the transactions holding a code, in redemption order (time, then transaction), after
+ * the record whose `redeemed_order` is `after`: one Query per shard (each in order, at most
+ * `limit + 1` records after the cursor), merged with the holder its item names. A code held
+ * through few shards costs few: the caller passes the shards that hold uses (none for a code that
+ * is not pooled: its item's holder is its only one).
  */
 export async function listCodeRedemptions(
-  codeKey: string,
+  item: CodeItem,
   shards: readonly number[],
-  options: { after?: RedemptionsCursor; limit: number },
-): Promise<{ redemptions: CodeRedemption[]; next?: RedemptionsCursor }> {
+  options: { after?: string; limit: number },
+): Promise<{ items: CodeRedemption[]; more: boolean }> {
   const pages = await Promise.all(
     shards.map(async (shard) => {
       const answer = await documents.send(
         new QueryCommand({
           TableName: HOLDERS_TABLE,
           KeyConditionExpression: options.after === undefined ? 'holder_shard = :shard' : 'holder_shard = :shard AND redeemed_order > :after',
-          ExpressionAttributeValues: { ':shard': holderShard(codeKey, shard), ...(options.after === undefined ? {} : { ':after': options.after }) },
+          ExpressionAttributeValues: { ':shard': holderShard(item.code_key, shard), ...(options.after === undefined ? {} : { ':after': options.after }) },
           ConsistentRead: true,
           Limit: options.limit + 1,
         }),
@@ -115,7 +137,8 @@ export async function listCodeRedemptions(
       return (answer.Items ?? []) as CodeRedemption[];
     }),
   );
-  const merged = pages.flat().sort((a, b) => (a.redeemed_order < b.redeemed_order ? -1 : a.redeemed_order > b.redeemed_order ? 1 : 0));
-  const page = merged.slice(0, options.limit);
-  return merged.length > options.limit ? { redemptions: page, next: page.at(-1)!.redeemed_order } : { redemptions: page };
+  const own = itemRedemption(item);
+  const later = own !== undefined && (options.after === undefined || sortKeyOrder(own.redeemed_order, options.after) > 0) ? [own] : [];
+  const merged = [...pages.flat(), ...later].sort((a, b) => sortKeyOrder(a.redeemed_order, b.redeemed_order));
+  return { items: merged.slice(0, options.limit), more: merged.length > options.limit };
 }

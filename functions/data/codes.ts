@@ -70,6 +70,9 @@ export interface CodeView {
   pos_transaction_id?: string;
   discount_amount?: number;
   currency?: string;
+  /** Counted over shards (CodeItem); on the index, with what its shards held when the stream worker last rolled them up. */
+  pooled?: boolean;
+  /** The uses of a pooled code's shards as last rolled up onto its item, by shard number (the list's count: it may lag). */
   shard_uses?: ShardUses;
 }
 

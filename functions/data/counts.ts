@@ -341,3 +341,27 @@ export async function readPools(counts: readonly Count[]): Promise<Map<string, P
   }
   return seen;
 }
+
+/**
+ * The uses each existing shard of a count holds now, by shard number: one consistent BatchGetItem
+ * of its 64 keys. Each shard is read as it is then, not all at one moment as a snapshot is: a
+ * redemption or a void changes one shard of a count, so the sum is every use committed before the
+ * read and not given back since, the ones racing it aside. No TransactGetItems: at a flyer code's
+ * peak it would be cancelled by the redemptions in flight on its shards, and costs twice as much.
+ */
+export async function shardUses(count: Count): Promise<Map<number, number>> {
+  const uses = new Map<number, number>();
+  let keys: Record<string, unknown>[] = Array.from({ length: SHARDS }, (_, shard) => ({ shard_key: shardKey(count, shard) }));
+  for (let round = 0; keys.length > 0; round++) {
+    if (round >= 5) throw Object.assign(new Error('BatchGetItem left keys unprocessed'), { name: 'ThrottlingException' });
+    if (round > 0) await pause(round - 1);
+    const answer = await documents.send(
+      new BatchGetCommand({ RequestItems: { [count.table]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'shard_key, used' } } }),
+    );
+    for (const item of answer.Responses?.[count.table] ?? []) {
+      uses.set(Number(String(item.shard_key).slice(count.prefix.length + 1)), shardSeen(item).used);
+    }
+    keys = (answer.UnprocessedKeys?.[count.table]?.Keys ?? []) as Record<string, unknown>[];
+  }
+  return uses;
+}

@@ -1,8 +1,8 @@
 import { badRequest } from './errors.ts';
 
 /**
- * Opaque list cursors: the last id (or code) of a page, bound to the account and the filters that
- * produced it. A cursor of another account or of other filters, or one that is not ours at all,
+ * Opaque list cursors: the last id (or code, or redemption) of a page, bound to the account and
+ * the filters that produced it. A cursor of another account or of other filters, or one that is not ours at all,
  * answers 400. Tampering cannot reach a foreign record anyway: every list is a Query on keys
  * that start with the caller's account.
  */
@@ -33,6 +33,20 @@ export function codePageOf(query: { limit?: string; cursor?: string }, accountId
   if (query.cursor === undefined) return { limit, afterCode: undefined };
   const after = cursorAfter(query.cursor, accountId, filters, (value) => typeof value === 'string' && /^[A-Z0-9-]{1,48}$/.test(value));
   return { limit, afterCode: after as string };
+}
+
+/** A redemption's sort key: its time (UTC with milliseconds), then its transaction's key (JSON). */
+const REDEMPTION_ORDER = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#\[/;
+
+/**
+ * A page of a code's redemptions, in redemption order: after the sort key of the last one of the
+ * previous page, its time (UTC with milliseconds) and its transaction.
+ */
+export function redemptionPageOf(query: { limit?: string; cursor?: string }, accountId: number, filters: string) {
+  const limit = query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit);
+  if (query.cursor === undefined) return { limit, after: undefined };
+  const after = cursorAfter(query.cursor, accountId, filters, (value) => typeof value === 'string' && REDEMPTION_ORDER.test(value));
+  return { limit, after: after as string };
 }
 
 const malformed = () => badRequest('cursor is malformed: pass the next_cursor of the previous page as it is', 'cursor');

@@ -405,14 +405,24 @@ const limit = Type.String({
   'x-documented-as': { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
   description: 'Items per page, 1–1000 (default 100).',
 });
-const cursor = Type.String({
-  minLength: 1,
-  maxLength: 512,
-  'x-kind': 'a cursor returned by the previous page',
-  description: 'Opaque: the next_cursor of the previous page, with the same filters.',
-});
+const cursorOf = (maxLength: number) =>
+  Type.String({
+    minLength: 1,
+    maxLength,
+    'x-kind': 'a cursor returned by the previous page',
+    description: 'Opaque: the next_cursor of the previous page, with the same filters.',
+  });
+const cursor = cursorOf(512);
 
 const listQuery = Type.Object({ limit: Type.Optional(limit), cursor: Type.Optional(cursor) }, { additionalProperties: false });
+
+/**
+ * A page of a code's redemptions starts after the last one's time and transaction (its account,
+ * site_id and pos_transaction_id as JSON), which its cursor holds: about 200 characters for ids of
+ * ten, past 512 for ids that JSON escapes, and never past 2,100 (that sort key is at most DynamoDB's
+ * 1,024 bytes).
+ */
+const codeRedemptionListQuery = Type.Object({ limit: Type.Optional(limit), cursor: Type.Optional(cursorOf(4096)) }, { additionalProperties: false });
 
 const codeGeneratorListQuery = Type.Object(
   {
@@ -454,6 +464,7 @@ export const requestSchemas = {
   listQuery,
   codeGeneratorListQuery,
   codeListQuery,
+  codeRedemptionListQuery,
   webhookEndpointCreate,
   webhookEndpointPatch,
   emptyObject,

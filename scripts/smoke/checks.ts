@@ -268,7 +268,12 @@ export const checks: Record<string, Check> = {
         {
           note: 'lower case',
           expect: 200,
-          verify: ({ data }) => [same(data.code.code, code, 'code'), same(data.code.code_generator_id, generator.id, 'code_generator_id')],
+          verify: ({ data }) => [
+            same(data.code.code, code, 'code'),
+            same(data.code.code_generator_id, generator.id, 'code_generator_id'),
+            same(data.code.times_redeemed, 0, 'times_redeemed'),
+            same(data.code.max_redemptions_per_code, 1, 'max_redemptions_per_code'),
+          ],
         },
       );
     },
@@ -312,6 +317,28 @@ export const checks: Record<string, Check> = {
         state.redeemed.push(code!);
         state.expectedEvents.add(`codes.redeemed ${transactionResource(state)}`);
       }
+    },
+  },
+  listCodeRedemptions: {
+    async run(run, state) {
+      const generator = run.need(state.generator, 'a code generator', 'createCodeGenerator');
+      const [code] = run.need(state.redeemed.length > 0 ? state.redeemed : undefined, 'a code the run redeemed', 'redeemCodes');
+      // Consistent reads: the run's transaction holds the code at once, and alone.
+      await run.call(
+        'listCodeRedemptions',
+        (api) => api.core.GET('/v1.0/codegen/{id}/codes/{code}/redemptions', { params: { path: { id: generator.id, code: code! } } }),
+        {
+          expect: 200,
+          verify: ({ data }) => [
+            same(
+              data.redemptions.map((redemption) => [redemption.site_id, redemption.pos_transaction_id]),
+              [[state.transaction.site_id, state.transaction.pos_transaction_id]],
+              'the transactions holding the code',
+            ),
+            same(data.next_cursor, null, 'next_cursor'),
+          ],
+        },
+      );
     },
   },
   voidTransaction: {

@@ -51,7 +51,7 @@ import {
 /**
  * Property-based attacks on the code routes through the local server: POST /v1.0/codegen with
  * every header generated (fuzz/requests.ts), then, on the shop of fuzz/shop.ts, the list's query
- * strings, the path parameters of /v1.0/codegen/{id}[/codes[/{code}]], and the bodies of PATCH
+ * strings, the path parameters of /v1.0/codegen/{id}[/codes[/{code}[/redemptions]]], and the bodies of PATCH
  * /v1.0/codegen/{id} and POST /v1.0/codegen/{id}/codes. Each property sends one generated
  * request, judges the answer with oracle.ts (written from PRODUCT.md) and reads the tables back:
  * a failed request writes nothing, a successful one exactly its record and one event.
@@ -314,12 +314,12 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
   it(`GET /v1.0/codegen: ${numRuns} generated query strings, 400 naming the parameter or a page of the caller's generators`, () =>
     listProperty('codegen', numRuns));
 
-  it(`/v1.0/codegen/{id}[/codes[/{code}]]: ${numRuns} generated paths, 400 for a bad id, 404 across accounts, never 5xx`, async () => {
+  it(`/v1.0/codegen/{id}[/codes[/{code}[/redemptions]]]: ${numRuns} generated paths, 400 for a bad id, 404 across accounts, never 5xx`, async () => {
     const ownGenerators = new Map(generators.get(owner.accountId)!.map((g) => [g.id, g]));
     const theirGenerators = new Map(generators.get(stranger.accountId)!.map((g) => [g.id, g]));
     const generatorOf = (caller: Account, id: number) => (caller === owner ? ownGenerators : theirGenerators).get(id);
     const method = fc.oneof(
-      { arbitrary: fc.constantFrom('GET-generator', 'GET-code'), weight: 10 },
+      { arbitrary: fc.constantFrom('GET-generator', 'GET-code', 'GET-redemptions'), weight: 10 },
       { arbitrary: fc.constantFrom('PATCH-generator', 'POST-codes'), weight: 3 },
       { arbitrary: fc.constantFrom('DELETE-generator', 'PUT-generator', 'POST-generator', 'GET-codes'), weight: 1 },
     );
@@ -328,7 +328,7 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
     await fc.assert(
       fc.asyncProperty(tokenChoice, idArbitrary(), codeArbitrary(), method, requestId, async (token, id, code, shape, rid) => {
         const [verb, what] = shape.split('-') as [string, string];
-        const path = `/v1.0/codegen/${id}${what === 'codes' ? '/codes' : what === 'code' ? `/codes/${code}` : ''}`;
+        const path = `/v1.0/codegen/${id}${what === 'codes' ? '/codes' : what === 'code' ? `/codes/${code}` : what === 'redemptions' ? `/codes/${code}/redemptions` : ''}`;
         // PATCH with a body that changes nothing; POST codes for one code.
         const body = verb === 'PATCH' ? '{"code_generator":{}}' : verb === 'POST' ? '{"count":1}' : undefined;
         const headers = [...tokenHeaders(token), ...(rid === undefined ? [] : ['X-Request-Id', rid])];
@@ -349,7 +349,8 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
         else {
           const generator = generatorOf(caller, target.id);
           if (!generator) expected = 404;
-          else if (target.route === 'getCode') expected = codeAsIssued(target.code!, issued.get(generator.id) ?? new Set()) ? 200 : 404;
+          else if (target.route === 'getCode' || target.route === 'listCodeRedemptions')
+            expected = codeAsIssued(target.code!, issued.get(generator.id) ?? new Set()) ? 200 : 404;
           else if (target.route === 'issueCodes') expected = generator.status === 'active' ? 201 : 409;
           else if (target.route === 'listCodes') expected = 200;
           else expected = 200;
@@ -371,6 +372,10 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
             const spelled = codeAsIssued(ok.code!, issued.get(generator.id)!);
             expect(response.json.code, where).toMatchObject({ code: spelled, code_generator_id: generator.id });
             expect(response.json.code.issued_at).toMatch(RFC3339_MILLIS_UTC);
+            // Nothing here redeems: no holder, and the generator's default maximum.
+            expect(response.json.code, where).toMatchObject({ times_redeemed: 0, max_redemptions_per_code: 1, redeemed_at: null });
+          } else if (ok.route === 'listCodeRedemptions') {
+            expect(response.json, where).toEqual({ redemptions: [], next_cursor: null });
           } else if (ok.route === 'listCodes') {
             // The generator's issued codes in code order (the fuzz issues far fewer than a page).
             expect(
@@ -637,6 +642,8 @@ describe('fuzzing the code routes through the local server', { timeout: 180_000 
           pos_transaction_id: null,
           discount_amount: null,
           currency: null,
+          times_redeemed: 0,
+          max_redemptions_per_code: 1,
         });
       }),
     );

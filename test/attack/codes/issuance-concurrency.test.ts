@@ -169,6 +169,8 @@ describe('issuance under concurrency', () => {
               pos_transaction_id: null,
               discount_amount: null,
               currency: null,
+              times_redeemed: 0,
+              max_redemptions_per_code: 1,
             },
           };
           if (read.status !== 200 || JSON.stringify(read.json) !== JSON.stringify(expected)) return `${code}: ${read.status} ${read.text}`;

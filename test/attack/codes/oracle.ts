@@ -267,7 +267,7 @@ function decodeSegment(segment: string): string {
   }
 }
 
-type CodegenRoute = 'getCodeGenerator' | 'updateCodeGenerator' | 'issueCodes' | 'listCodes' | 'getCode';
+type CodegenRoute = 'getCodeGenerator' | 'updateCodeGenerator' | 'issueCodes' | 'listCodes' | 'getCode' | 'listCodeRedemptions';
 
 export type CodegenTarget =
   | { kind: 'no-route' } // the gateway's 404
@@ -287,10 +287,11 @@ export function codegenTarget(method: string, path: string): CodegenTarget {
   else if (rest.length === 2 && rest[1] === 'codes' && method === 'POST') route = 'issueCodes';
   else if (rest.length === 2 && rest[1] === 'codes' && method === 'GET') route = 'listCodes';
   else if (rest.length === 3 && rest[1] === 'codes' && method === 'GET') route = 'getCode';
+  else if (rest.length === 4 && rest[1] === 'codes' && rest[3] === 'redemptions' && method === 'GET') route = 'listCodeRedemptions';
   if (!route) return { kind: 'no-route' };
   const id = positiveInteger(decodeSegment(rest[0]!));
   if (id === undefined) return { kind: 'bad-id' };
-  return route === 'getCode' ? { kind: 'ok', route, id, code: decodeSegment(rest[2]!) } : { kind: 'ok', route, id };
+  return route === 'getCode' || route === 'listCodeRedemptions' ? { kind: 'ok', route, id, code: decodeSegment(rest[2]!) } : { kind: 'ok', route, id };
 }
 
 /**

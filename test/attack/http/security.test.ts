@@ -103,6 +103,7 @@ describe('tenant isolation', () => {
       'getEvent',
       'getWebhookEndpoint',
       'issueCodes',
+      'listCodeRedemptions',
       'listCodes',
       'listWebhookDeliveries',
       'retryWebhookDelivery',

@@ -637,13 +637,23 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
       const given = model.given.get(code);
       expect(read.json.code, code).toMatchObject(
         holder === undefined
-          ? { site_id: null, pos_transaction_id: null, redeemed_at: null, discount_amount: null, currency: null }
+          ? {
+              site_id: null,
+              pos_transaction_id: null,
+              redeemed_at: null,
+              discount_amount: null,
+              currency: null,
+              times_redeemed: 0,
+              max_redemptions_per_code: 1,
+            }
           : {
               site_id: JSON.parse(holder)[0],
               pos_transaction_id: JSON.parse(holder)[1],
               redeemed_at: given!.redeemedAt,
               discount_amount: given!.discount_amount ?? null,
               currency: given!.currency ?? null,
+              times_redeemed: 1,
+              max_redemptions_per_code: 1,
             },
       );
     }

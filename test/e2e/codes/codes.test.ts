@@ -138,6 +138,8 @@ describe('POST /v1.0/codegen/{id}/codes', () => {
         pos_transaction_id: null,
         discount_amount: null,
         currency: null,
+        times_redeemed: 0,
+        max_redemptions_per_code: 1,
       });
     }
     expect((await feed()).filter((e) => e.type === 'codes.issued')).toHaveLength(1);
@@ -345,6 +347,8 @@ describe('GET /v1.0/codegen/{id}/codes/{code}', () => {
         pos_transaction_id: null,
         discount_amount: null,
         currency: null,
+        times_redeemed: 0,
+        max_redemptions_per_code: 1,
       },
     });
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
@@ -372,6 +376,8 @@ describe('GET /v1.0/codegen/{id}/codes/{code}', () => {
           pos_transaction_id: null,
           discount_amount: null,
           currency: null,
+          times_redeemed: 0,
+          max_redemptions_per_code: 1,
         },
       });
     }

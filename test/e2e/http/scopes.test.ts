@@ -134,6 +134,10 @@ const SUCCESS: Record<string, (setup: Setup) => Promise<SuccessRequest>> = {
     status: 200,
   }),
   listCodes: async (setup) => ({ path: `/v1.0/codegen/${(await anIssuedCode(setup)).id}/codes`, status: 200 }),
+  listCodeRedemptions: async (setup) => {
+    const { id, code } = await anIssuedCode(setup);
+    return { path: `/v1.0/codegen/${id}/codes/${code}/redemptions`, status: 200 };
+  },
   redeemCodes: async (setup) => ({
     path: '/v2.0/redeemed_codes',
     body: { transaction: { site_id: 'S1', pos_transaction_id: randomUUID(), codes: [(await anIssuedCode(setup)).code] } },

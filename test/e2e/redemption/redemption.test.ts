@@ -129,6 +129,8 @@ describe('POST /v2.0/redeemed_codes', () => {
       pos_transaction_id: 'T-1001',
       discount_amount: null,
       currency: null,
+      times_redeemed: 1,
+      max_redemptions_per_code: 1,
     });
     const events = (await eventsOf(ctx.account.accountId)).filter((e) => e.type === 'codes.redeemed');
     expect(events).toEqual([expect.objectContaining({ type: 'codes.redeemed', resource_id: 'S-0042/T-1001', created_at: at })]);
@@ -477,6 +479,8 @@ describe('GET /v1.0/codegen/{id}/codes', () => {
       pos_transaction_id: null,
       discount_amount: null,
       currency: null,
+      times_redeemed: 0,
+      max_redemptions_per_code: 1,
     });
   });
 
