@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { documents } from '#runtime/clients';
 import { tableName } from '#runtime/config';
@@ -61,8 +62,12 @@ export interface CodeRedemption {
   currency?: string;
 }
 
-export const holderShard = (codeKey: string, shard: number) => `${codeKey}#${shard}`;
-const redeemedOrder = (redeemedAt: string, transactionKey: string) => `${redeemedAt}#${transactionKey}`;
+const holderShard = (codeKey: string, shard: number) => `${codeKey}#${shard}`;
+/**
+ * A record's sort key: its time, then a digest of its transaction (a transaction key of long,
+ * escaped ids would pass DynamoDB's 1,024 bytes for a sort key; the record carries the ids).
+ */
+const redeemedOrder = (redeemedAt: string, transactionKey: string) => `${redeemedAt}#${createHash('sha256').update(transactionKey).digest('base64url')}`;
 
 export function putCodeRedemption(item: CodeItem, shard: number, holder: Holder, amount: RecordedAmount | undefined): TransactItem {
   const record: CodeRedemption = {

@@ -35,8 +35,8 @@ export function codePageOf(query: { limit?: string; cursor?: string }, accountId
   return { limit, afterCode: after as string };
 }
 
-/** A redemption's sort key: its time (UTC with milliseconds), then its transaction's key (JSON). */
-const REDEMPTION_ORDER = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#\[/;
+/** A redemption's sort key: its time (UTC with milliseconds), then its transaction's digest (SHA-256, base64url). */
+const REDEMPTION_ORDER = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#[A-Za-z0-9_-]{43}$/;
 
 /**
  * A page of a code's redemptions, in redemption order: after the sort key of the last one of the

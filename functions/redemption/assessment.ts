@@ -88,7 +88,9 @@ const isShared = (item: CodeItem, terms: GeneratorSettings) => item.pooled === t
 /** What the read found, before any promotion's terms are judged (see `judge`). */
 export function assess(till: Till, listed: readonly ListedCode[], state: RedemptionState): Assessment {
   const me = transactionKey(till.accountId, till.siteId, till.posTransactionId);
-  const heldCodes = new Map((state.transaction?.codes ?? []).map((held) => [held.code, held]));
+  // A voided transaction holds nothing: its list is what it held until the void released it.
+  const voided = state.transaction?.voided_at !== undefined;
+  const heldCodes = new Map((voided ? [] : (state.transaction?.codes ?? [])).map((held) => [held.code, held]));
   const outcomes = listed.map((code): CodeOutcome => {
     const item = code.spelling === undefined ? undefined : state.codes.get(code.spelling);
     if (!item) return { kind: 'failed', failure: { reason: 'code_not_found', typed: code.typed } };

@@ -371,7 +371,7 @@ describe('each function touches only its declared tables, with only the actions 
     }
   });
 
-  it('gives the void function exactly its writes on transactions, codes and events and UpdateItem on the id counter (no DeleteItem, no BatchWriteItem)', () => {
+  it("gives the void function exactly its writes on transactions, codes, counts and events and UpdateItem on the id counter (DeleteItem only on a multi-use code's holder records, no BatchWriteItem)", () => {
     const fn = synth.stack.functions.get('voidTransaction')!;
     const grants = dynamoGrants(logicalId(synth.stack, fn.executionRole));
     const byTable = Object.fromEntries([...grants].map(([table, grant]) => [table, [...grant.table].sort()]));
@@ -381,6 +381,10 @@ describe('each function touches only its declared tables, with only the actions 
       [tableId('posTransactions')]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
       [tableId('codes')]: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
       [tableId('events')]: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+      [tableId('promotionShards')]: ['dynamodb:UpdateItem'],
+      [tableId('codeShards')]: ['dynamodb:UpdateItem'],
+      [tableId('codeRedemptions')]: ['dynamodb:DeleteItem'],
+      [tableId('customerUses')]: ['dynamodb:UpdateItem'],
     });
   });
 

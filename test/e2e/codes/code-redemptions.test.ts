@@ -389,7 +389,7 @@ describe('query parameters, as every list reads them', () => {
     expect(next.json.redemptions[0].pos_transaction_id).toBe('T-2');
   });
 
-  it('a cursor past 512 characters, for ids of 128 characters that JSON escapes, leads to the next page', async () => {
+  it('ids of 128 characters that JSON escapes (a transaction key past DynamoDB\'s 1,024 bytes for a sort key): redeemed, listed, paged', async () => {
     const id = await newGenerator();
     const [code] = await issue(id, 1);
     await allowUses(id, 5);
@@ -399,7 +399,8 @@ describe('query parameters, as every list reads them', () => {
     const first = await holders(id, code!, { limit: 1 });
     const next = await holders(id, code!, { limit: 1, cursor: first.json.next_cursor! });
 
-    expect(first.json.next_cursor!.length).toBeGreaterThan(512);
+    // The sort key holds a digest of the transaction, so the cursor stays short whatever the ids.
+    expect(first.json.next_cursor!.length).toBeLessThan(512);
     expect([...first.json.redemptions, ...next.json.redemptions]).toEqual(sales.map((sale, i) => held(sale.site_id, sale.pos_transaction_id, redeemedAt[i]!)));
     expect(next.json.next_cursor).toBeNull();
   });
