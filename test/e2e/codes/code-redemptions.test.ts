@@ -389,7 +389,7 @@ describe('query parameters, as every list reads them', () => {
     expect(next.json.redemptions[0].pos_transaction_id).toBe('T-2');
   });
 
-  it('ids of 128 characters that JSON escapes (a transaction key past DynamoDB\'s 1,024 bytes for a sort key): redeemed, listed, paged', async () => {
+  it("ids of 128 characters that JSON escapes (a transaction key past DynamoDB's 1,024 bytes for a sort key): redeemed, listed, paged", async () => {
     const id = await newGenerator();
     const [code] = await issue(id, 1);
     await allowUses(id, 5);
