@@ -7,7 +7,8 @@ import { Agent, createServer, request as httpRequest, type Server } from 'node:h
  * For each request it notes the operation (`X-Amz-Target`), the JSON body as the client sent it,
  * the response as DynamoDB answered, and the capacity consumed: it adds
  * `"ReturnConsumedCapacity":"INDEXES"` to each body (DynamoDB Local honours it, GSIs included) and
- * reads `ConsumedCapacity` from the answer before handing it on unchanged otherwise.
+ * reads `ConsumedCapacity` from the answer before handing it on unchanged otherwise. It also
+ * times each call and notes an answer that came after its client had gone (the SDK's time-out).
  */
 export interface WireCall {
   /** `GetItem`, `TransactWriteItems`, … (the part of X-Amz-Target after the dot). */
@@ -18,6 +19,10 @@ export interface WireCall {
   readonly response: Record<string, unknown>;
   /** Capacity units of the call, table and indexes together (0 when none reported). */
   readonly capacityUnits: number;
+  /** From the request's arrival to DynamoDB's answer, ms. */
+  readonly ms?: number;
+  /** The client closed the connection before the answer came (its time-out): DynamoDB may have done the work all the same. */
+  readonly abandoned?: boolean;
 }
 
 export interface CountingProxy {
@@ -36,6 +41,9 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
   let log: WireCall[] = [];
 
   const server: Server = createServer((incoming, outgoing) => {
+    const arrived = performance.now();
+    let abandoned = false;
+    outgoing.on('close', () => (abandoned ||= !outgoing.writableFinished));
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
@@ -66,7 +74,9 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
             // leave empty
           }
           if (operation) {
-            log.push({ target: operation, request: sent, status: answer.statusCode ?? 0, response, capacityUnits: capacityOf(response) });
+            const ms = performance.now() - arrived;
+            const gone = abandoned || outgoing.destroyed;
+            log.push({ target: operation, request: sent, status: answer.statusCode ?? 0, response, capacityUnits: capacityOf(response), ms, abandoned: gone });
           }
           const { 'content-length': _, 'transfer-encoding': __, ...rest } = answer.headers;
           outgoing.writeHead(answer.statusCode ?? 502, { ...rest, 'content-length': String(payload.length) });

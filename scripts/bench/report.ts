@@ -62,6 +62,14 @@ export function median(values: readonly number[]): number {
   return percentile(values, 50);
 }
 
+/** The median with an even number of values as the mean of the two middle ones (nearest-rank `median` takes the lower). */
+export function middle(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[half]! : (sorted[half - 1]! + sorted[half]!) / 2;
+}
+
 /** Nearest-rank percentile. */
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;

@@ -34,3 +34,32 @@ export function mostTouched(transactions: readonly string[][]): { item: string; 
   for (const [item, count] of counts) if (count > best.count) best = { item, count };
   return best;
 }
+
+/**
+ * The share of `balls` redemptions that the fullest item is expected to take part in, when each
+ * redemption picks one item in each of `groups` groups of `bins` items, by independent hashes
+ * (simulated, seeded): one group of 64 for a promotion's shards; two (a promotion shard and a
+ * code shard, 128 items) for a multi-use code's redemption.
+ */
+export function predictedShare(balls: number, bins: number, groups = 1, trials = 2000): number {
+  if (balls === 0) return Number.NaN;
+  let sum = 0;
+  // mulberry32, seeded: integer arithmetic throughout (an LCG's product in doubles loses bits).
+  let state = 42;
+  const random = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+  for (let trial = 0; trial < trials; trial++) {
+    let fullest = 0;
+    for (let group = 0; group < groups; group++) {
+      const counts = new Array<number>(bins).fill(0);
+      for (let ball = 0; ball < balls; ball++) counts[Math.floor(random() * bins)]!++;
+      fullest = Math.max(fullest, ...counts);
+    }
+    sum += fullest;
+  }
+  return sum / trials / balls;
+}

@@ -4,7 +4,7 @@ import { buildPlan, toDocument, type Recording } from '../../../scripts/bench/pl
 import { itemSize, pageReadUnits } from '../../../scripts/bench/capacity.ts';
 import { unitsOf, warmPair } from '../../../scripts/bench/dynamodb-requests.ts';
 import { replayer, httpInput } from '../../../scripts/bench/replay.ts';
-import { formatNumber, formatTable, median, percentile, reportJson, row } from '../../../scripts/bench/report.ts';
+import { formatNumber, formatTable, median, middle, percentile, reportJson, row } from '../../../scripts/bench/report.ts';
 import { checkCoverage, label, routesWithoutScenario, scenarios, scenariosWithoutRoute } from '../../../scripts/bench/scenarios.ts';
 
 /** The parts of `npm run bench` that need no database and no clock: nothing here is timed. */
@@ -78,8 +78,11 @@ describe('bench table and JSON', () => {
     });
   });
 
-  it('takes nearest-rank percentiles', () => {
+  it('takes nearest-rank percentiles, and the middle of an even number of values', () => {
     expect(median([5, 1, 3])).toBe(3);
+    expect(middle([5, 1, 3])).toBe(3);
+    expect(middle([4, 1, 3, 2])).toBe(2.5);
+    expect(middle([])).toBeNaN();
     expect(
       percentile(
         Array.from({ length: 100 }, (_, i) => i + 1),
