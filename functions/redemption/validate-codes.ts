@@ -1,25 +1,10 @@
 import { api } from '#http/chain';
 import type { CodeItem } from '#data/codes';
 import { readRedemptionState } from '#data/redemptions';
-import { codeCount, itemUses } from '#data/code-counts';
-import { readPools, snapshot, type Count } from '#data/counts';
-import { customerUses } from '#data/customer-uses';
-import { promotionCount } from '#data/promotion-shards';
 import { customerHash } from '#runtime/customer-key';
-import { generatorSettings, settingsOf, type GeneratorSettings } from '#codes/generator-settings';
-import {
-  assess,
-  distinctCodes,
-  fails,
-  freshCodes,
-  given,
-  judge,
-  judgedGenerators,
-  knowNothing,
-  type Assessment,
-  type KnownCounts,
-  type Till,
-} from './assessment.ts';
+import { generatorSettings, settingsOf } from '#codes/generator-settings';
+import { assess, distinctCodes, fails, given, judge, judgedGenerators, type Till } from './assessment.ts';
+import { knownCounts } from './known-counts.ts';
 import { codeValid, failure, success } from './messages.ts';
 import type { CodesRedemptionInput } from '#http/schemas';
 import codesRedemption from '#http/schemas/codesRedemption.generated';
@@ -57,7 +42,7 @@ export const handler = api<CodesRedemptionInput>({
   const read = assess(till, listed, state);
   const settings = await settingsOf(till.accountId, judgedGenerators(read), true);
   const now = Date.now();
-  const known = await knownCounts(till, judge(till, read, settings, now), settings);
+  const known = await knownCounts(till, judge(till, read, settings, now));
   const assessment = judge(till, read, settings, now, known);
   if (fails(assessment)) return failure(till, assessment);
   for (const outcome of assessment.outcomes) {
@@ -71,44 +56,3 @@ export const handler = api<CodesRedemptionInput>({
     }),
   );
 });
-
-/**
- * What the counts of the codes a redemption would take hold now, exactly where it matters: a
- * pool counts what its shards hold and reserve, so one with room enough says yes; one short is
- * looked at whole (a snapshot). A customer's count is read as it is.
- */
-async function knownCounts(till: Till, judged: Assessment, settings: ReadonlyMap<number, GeneratorSettings | undefined>): Promise<KnownCounts> {
-  const known = knowNothing();
-  const taking = freshCodes(judged);
-  const budgets = new Map<number, { count: Count; limit: number; take: number }>();
-  const codes = new Map<string, { count: Count; limit: number; item: CodeItem }>();
-  const customers = new Set<number>();
-  for (const { item, terms, shared } of taking) {
-    if (terms!.max_redemptions !== null) {
-      const entry =
-        budgets.get(terms!.id) ??
-        budgets.set(terms!.id, { count: promotionCount(till.accountId, terms!.id), limit: terms!.max_redemptions, take: 0 }).get(terms!.id)!;
-      entry.take++;
-    }
-    if (shared && item.pooled) codes.set(item.code_key, { count: codeCount(item), limit: terms!.max_redemptions_per_code, item });
-    if (till.customer !== undefined && terms!.max_redemptions_per_customer !== null) customers.add(terms!.id);
-  }
-  const counts = [...budgets.values(), ...codes.values()];
-  if (counts.length === 0 && customers.size === 0) return known;
-  const [pools, uses] = await Promise.all([
-    readPools(counts.map(({ count }) => count)),
-    till.customer === undefined ? new Map<number, number>() : customerUses(till.accountId, till.customer, [...customers]),
-  ]);
-  for (const [id, used] of uses) known.customers.set(id, used);
-  await Promise.all([
-    ...[...budgets].map(async ([id, { count, limit, take }]) => {
-      if (limit - (pools.get(count.prefix)?.taken ?? 0) >= take) return;
-      known.budgets.set(id, (await snapshot(count)).used);
-    }),
-    ...[...codes].map(async ([key, { count, limit }]) => {
-      if (limit - (pools.get(count.prefix)?.taken ?? 0) >= 1) return;
-      known.codes.set(key, (await snapshot(count, itemUses)).used);
-    }),
-  ]);
-  return known;
-}
