@@ -16,12 +16,14 @@ const customerKey = (accountId: number, generatorId: number, customerHash: strin
 
 /** Takes `take` uses for the customer, within `limit` (null: no limit). Fails returning the count as it is. */
 export function customerTakes(accountId: number, generatorId: number, customerHash: string, take: number, limit: number | null): TransactItem {
+  // A customer with no item yet holds none: the take alone must fit (several codes of one request may pass the limit at once).
+  const condition = limit === null ? undefined : take <= limit ? 'attribute_not_exists(used) OR used <= :most' : 'used <= :most';
   return {
     Update: {
       TableName: TABLE,
       Key: { customer_key: customerKey(accountId, generatorId, customerHash) },
       UpdateExpression: 'SET used = if_not_exists(used, :zero) + :take, account_id = :account, code_generator_id = :generator',
-      ...(limit === null ? {} : { ConditionExpression: 'attribute_not_exists(used) OR used <= :most' }),
+      ...(condition === undefined ? {} : { ConditionExpression: condition }),
       ExpressionAttributeValues: {
         ':zero': 0,
         ':take': take,

@@ -54,7 +54,9 @@ type CodeOutcome =
 export interface Assessment {
   readonly outcomes: CodeOutcome[];
   readonly voided: boolean;
-  /** Set when the transaction would hold more than MAX_HELD_CODES. */
+  /** The codes the transaction holds (none once voided). */
+  readonly held: number;
+  /** Set (by `judge`) when the transaction would hold more than MAX_HELD_CODES. */
   readonly tooMany?: { readonly held: number; readonly adding: number };
   readonly transaction?: PosTransaction;
 }
@@ -88,8 +90,8 @@ const isShared = (item: CodeItem, terms: GeneratorSettings) => item.pooled === t
 /** What the read found, before any promotion's terms are judged (see `judge`). */
 export function assess(till: Till, listed: readonly ListedCode[], state: RedemptionState): Assessment {
   const me = transactionKey(till.accountId, till.siteId, till.posTransactionId);
-  // A voided transaction holds nothing: its list is what it held until the void released it.
   const voided = state.transaction?.voided_at !== undefined;
+  // A voided transaction holds nothing: its record keeps the codes its void released, which are judged afresh.
   const heldCodes = new Map((voided ? [] : (state.transaction?.codes ?? [])).map((held) => [held.code, held]));
   const outcomes = listed.map((code): CodeOutcome => {
     const item = code.spelling === undefined ? undefined : state.codes.get(code.spelling);
@@ -105,12 +107,10 @@ export function assess(till: Till, listed: readonly ListedCode[], state: Redempt
     if (item.holder !== undefined) return { kind: 'taken', item };
     return { kind: 'fresh', item };
   });
-  const held = state.transaction?.codes?.length ?? 0;
-  const adding = outcomes.filter((outcome) => outcome.kind === 'fresh').length;
   return {
     outcomes,
-    voided: state.transaction?.voided_at !== undefined,
-    ...(held + adding > MAX_HELD_CODES ? { tooMany: { held, adding } } : {}),
+    voided,
+    held: heldCodes.size,
     ...(state.transaction ? { transaction: state.transaction } : {}),
   };
 }
@@ -129,6 +129,12 @@ export const judgedGenerators = (assessment: Assessment) => [
  * refused when those before it took what was left. A count is refused only by what `known`
  * holds exactly, or by a single-use code's holder. `settings` has every generator of
  * `judgedGenerators`; a missing one (deleted) does not exist for the till.
+ *
+ * MAX_HELD_CODES counts every code the request would add whatever its terms: each code the
+ * transaction does not hold with a use left (a single-use code another transaction holds is
+ * not one; a multi-use code is, whoever else holds it, until its uses are all held). A code's
+ * uses count optimistically where `known` lacks them, so a request is refused as too many
+ * only once they are known (the refusal path reads them: known-counts.ts).
  */
 export function judge(
   till: Till,
@@ -140,6 +146,7 @@ export function judge(
   let left = till.basket?.total ?? 0;
   /** Uses this request's codes before the current one take, per promotion. */
   const taking = new Map<number, number>();
+  let adding = 0;
   const outcomes = assessment.outcomes.map((outcome): CodeOutcome => {
     if (outcome.kind === 'held') {
       const { held } = outcome;
@@ -150,6 +157,7 @@ export function judge(
     const { item } = outcome;
     const terms = settings.get(item.code_generator_id);
     if (!terms) return { kind: 'failed', failure: { reason: 'code_not_found', typed: item.code } };
+    if (!isUsedUp(item, terms, known)) adding++;
     const refused = brokenTerm(terms, till.siteId, till.basket, now) ?? countRefusal(till, item, terms, known, taking.get(terms.id) ?? 0);
     if (refused) return { kind: 'failed', failure: { reason: refused, item, terms } };
     taking.set(terms.id, (taking.get(terms.id) ?? 0) + 1);
@@ -159,15 +167,18 @@ export function judge(
     left -= off;
     return { kind: 'fresh', item, terms, shared, amount: { discount_amount: off, currency: till.basket.currency } };
   });
-  return { ...assessment, outcomes };
+  const { voided, held, transaction } = assessment;
+  return { outcomes, voided, held, ...(held + adding > MAX_HELD_CODES ? { tooMany: { held, adding } } : {}), ...(transaction ? { transaction } : {}) };
 }
+
+/** Whether every use of a code is held (by other transactions): what it holds for sure, exactly for a code its item counts alone, at least its holder for a pooled one. */
+const isUsedUp = (item: CodeItem, terms: GeneratorSettings, known: KnownCounts) =>
+  (item.pooled ? Math.max(known.codes.get(item.code_key) ?? 0, itemUses(item)) : itemUses(item)) + 1 > terms.max_redemptions_per_code;
 
 function countRefusal(till: Till, item: CodeItem, terms: GeneratorSettings, known: KnownCounts, before: number): CountFailure | undefined {
   if (terms.max_redemptions_per_customer !== null && till.customer === undefined) return 'customer_required';
   const maximum = terms.max_redemptions_per_code;
-  // What the code holds for sure: exactly, for a code its item counts alone; at least its holder, for a pooled one.
-  const codeHeld = item.pooled ? Math.max(known.codes.get(item.code_key) ?? 0, itemUses(item)) : itemUses(item);
-  if (codeHeld + 1 > maximum) return maximum === 1 ? 'code_already_redeemed' : 'code_usage_limit_reached';
+  if (isUsedUp(item, terms, known)) return maximum === 1 ? 'code_already_redeemed' : 'code_usage_limit_reached';
   const budget = known.budgets.get(terms.id);
   if (terms.max_redemptions !== null && budget !== undefined && budget + before + 1 > terms.max_redemptions) return 'promotion_budget_exhausted';
   const customer = known.customers.get(terms.id);

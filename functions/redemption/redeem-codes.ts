@@ -30,8 +30,8 @@ import { pause, writeTogether, type TransactItem } from '#data/transactions';
 import { customerHash } from '#runtime/customer-key';
 import { generatorSettings, settingsOf, type GeneratorSettings } from '#codes/generator-settings';
 import { assess, distinctCodes, fails, given, freshCodes, judge, judgedGenerators, knowNothing, type Assessment, type Till } from './assessment.ts';
-import { codeRedeemed, failure, success } from './messages.ts';
 import { knownCounts } from './known-counts.ts';
+import { codeRedeemed, failure, success } from './messages.ts';
 import type { CodesRedemptionInput } from '#http/schemas';
 import codesRedemption from '#http/schemas/codesRedemption.generated';
 import { basketRules } from '#codes/terms';
@@ -94,7 +94,7 @@ export const handler = api<CodesRedemptionInput>({
   const listed = distinctCodes(event.body.codes);
   const spellings = listed.flatMap((code) => (code.spelling === undefined ? [] : [code.spelling]));
   const key = transactionKey(till.accountId, till.siteId, till.posTransactionId);
-  const known = knowNothing();
+  let known = knowNothing();
   const counts = new Map<string, CountState>();
   const stateOf = (count: Count) => counts.get(count.prefix) ?? counts.set(count.prefix, {}).get(count.prefix)!;
   /** The codes.redeemed event's id: one for the request, whatever the tries (unless it collided), so ids stay dense. */
@@ -125,12 +125,13 @@ export const handler = api<CodesRedemptionInput>({
         assessment = judge(till, read, settings, now.getTime(), known);
       }
       if (fails(assessment)) {
-        // Every failing code is named: the counts of the others are read now (a refusal costs reads, never a guess).
-        const counted = await knownCounts(till, judge(till, read, settings, now.getTime()));
-        for (const [id, used] of counted.budgets) if (!known.budgets.has(id)) known.budgets.set(id, used);
-        for (const [key, used] of counted.codes) if (!known.codes.has(key)) known.codes.set(key, used);
-        for (const [id, used] of counted.customers) if (!known.customers.has(id)) known.customers.set(id, used);
-        return failure(till, judge(till, read, settings, now.getTime(), known));
+        // ... and by its counts as they are now, read as a check reads them: what failed conditions
+        // showed covers only the counts they met, and a request refused before its write (a voided
+        // or full transaction, a broken term) met none.
+        const exact = await knownCounts(till, judge(till, read, settings, now.getTime()));
+        assessment = judge(till, read, settings, now.getTime(), exact);
+        if (fails(assessment)) return failure(till, assessment);
+        known = exact; // the uses that refused it were given back meanwhile: write by what was just read
       }
     }
     const taking = freshCodes(assessment);
@@ -145,32 +146,53 @@ export const handler = api<CodesRedemptionInput>({
       else promotions.set(terms!.id, { terms: terms!, take: 1 });
     }
 
-    // A count whose pool is known to be short is looked at whole first: refused, or its grants reclaimed.
-    const short = [...promotions.values()].find(({ terms, take }) =>
-      isShort(counts.get(promotionCount(till.accountId, terms.id).prefix), take, terms.max_redemptions, terms.terms_version),
-    );
-    const shortCode = taking.find(
-      ({ item, terms, shared }) => shared && item.pooled && isShort(counts.get(item.code_key), 1, terms!.max_redemptions_per_code, terms!.terms_version),
-    );
-    if (short || shortCode) {
-      const count = short ? promotionCount(till.accountId, short.terms.id) : codeCount(shortCode!.item);
-      const seen = await snapshot(count, short ? undefined : itemUses);
-      const judged = short ? short.terms : shortCode!.terms!;
-      if (seen.pool.version > judged.terms_version) stale = true;
-      else {
-        if (short) known.budgets.set(short.terms.id, seen.used);
-        else known.codes.set(shortCode!.item.code_key, seen.used);
-        const limit = short ? short.terms.max_redemptions! : judged.max_redemptions_per_code;
-        const mine = seen.shards.get(short ? shardOf(key, short.terms.id) : shardFor(key, shortCode!.item.code_key)) ?? { exists: false, used: 0 };
-        rememberPool(count, seen.pool);
-        if (seen.used + (short ? short.take : 1) > limit || seen.reserved === 0) counts.set(count.prefix, { shard: mine, pool: seen.pool });
-        else if (await reclaimGrants(count, seen)) {
-          counts.set(count.prefix, {
-            shard: mine.left === undefined ? mine : { ...mine, left: 0 },
-            pool: { ...seen.pool, taken: seen.pool.taken - seen.reserved },
-          });
-        } else counts.delete(count.prefix);
-      }
+    // The counts whose pools are known to be short are looked at whole first, all at once (a
+    // round each would spend the request's attempts): refused, or their grants reclaimed.
+    const short = [
+      ...[...promotions.values()]
+        .filter(({ terms, take }) => isShort(counts.get(promotionCount(till.accountId, terms.id).prefix), take, terms.max_redemptions, terms.terms_version))
+        .map(({ terms, take }) => ({
+          count: promotionCount(till.accountId, terms.id),
+          terms,
+          take,
+          limit: terms.max_redemptions!,
+          shard: shardOf(key, terms.id),
+          code: undefined,
+        })),
+      ...taking
+        .filter(
+          ({ item, terms, shared }) => shared && item.pooled && isShort(counts.get(item.code_key), 1, terms!.max_redemptions_per_code, terms!.terms_version),
+        )
+        .map(({ item, terms }) => ({
+          count: codeCount(item),
+          terms: terms!,
+          take: 1,
+          limit: terms!.max_redemptions_per_code,
+          shard: shardFor(key, item.code_key),
+          code: item,
+        })),
+    ];
+    if (short.length > 0) {
+      await Promise.all(
+        short.map(async ({ count, terms, take, limit, shard, code }) => {
+          const seen = await snapshot(count, code ? itemUses : undefined);
+          if (seen.pool.version > terms.terms_version) {
+            stale = true;
+            return;
+          }
+          if (code) known.codes.set(code.code_key, seen.used);
+          else known.budgets.set(terms.id, seen.used);
+          const mine = seen.shards.get(shard) ?? { exists: false, used: 0 };
+          rememberPool(count, seen.pool);
+          if (seen.used + take > limit || seen.reserved === 0) counts.set(count.prefix, { shard: mine, pool: seen.pool });
+          else if (await reclaimGrants(count, seen)) {
+            counts.set(count.prefix, {
+              shard: mine.left === undefined ? mine : { ...mine, left: 0 },
+              pool: { ...seen.pool, taken: seen.pool.taken - seen.reserved },
+            });
+          } else counts.delete(count.prefix);
+        }),
+      );
       continue;
     }
 

@@ -64,13 +64,21 @@ export async function promotionShardsOf(accountId: number, generatorId: number):
   return (items as PromotionShard[]).sort((a, b) => a.shard_number - b.shard_number);
 }
 
+type CountTable = 'promotionShards' | 'codeShards' | 'customerUses' | 'codeRedemptions';
+
 /**
  * The account's count items (PRODUCT.md "Counting"), Scans: the shards and pools of its
- * promotions' budgets and of its multi-use codes, and its customers' counts.
+ * promotions' budgets and of its multi-use codes, its customers' counts, and the records naming
+ * the transactions that hold its multi-use codes.
  */
-export async function countItemsOf(accountId: number): Promise<Record<'promotionShards' | 'codeShards' | 'customerUses', Record<string, any>[]>> {
-  const scan = (table: 'promotionShards' | 'codeShards' | 'customerUses') =>
+export async function countItemsOf(accountId: number): Promise<Record<CountTable, Record<string, any>[]>> {
+  const scan = (table: CountTable) =>
     scanAll(documents, { TableName: tableName(table), FilterExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': accountId } });
-  const [promotionShards, codeShards, customerUses] = await Promise.all([scan('promotionShards'), scan('codeShards'), scan('customerUses')]);
-  return { promotionShards, codeShards, customerUses };
+  const [promotionShards, codeShards, customerUses, codeRedemptions] = await Promise.all([
+    scan('promotionShards'),
+    scan('codeShards'),
+    scan('customerUses'),
+    scan('codeRedemptions'),
+  ]);
+  return { promotionShards, codeShards, customerUses, codeRedemptions };
 }

@@ -3,15 +3,16 @@ import type { LocalApi } from '../../../local/server.ts';
 import { newAccount } from '../../support/accounts.ts';
 import { call, type HttpResponse } from '../../support/http.ts';
 import { startTestApi } from '../../support/local-api.ts';
-import { codeItemsOf, countItemsOf, posTransactionsOf } from '../../support/records.ts';
+import { countItemsOf, posTransactionsOf } from '../../support/records.ts';
 import { fuzzSeed, seededRandom } from '../support.ts';
+import { expectCountsExact } from './count-tables.ts';
 
 /**
  * Counting under races (PRODUCT.md "Counting": exact when N tills race for the last k uses, every
  * use given back once by a void, limits lowered under load, a code held twice by one transaction
- * counted once). Tills race at seeded pauses; after each scenario the tables are checked whole:
- * every count equals the uses the unvoided transactions hold, and every pool equals what its
- * shards hold and reserve. Replay a run with FUZZ_SEED=<seed>.
+ * counted once). Tills race at seeded pauses; after each scenario the tables are checked whole
+ * (count-tables.ts): every count equals the uses the unvoided transactions hold, and every pool
+ * equals what its shards hold and reserve. Replay a run with FUZZ_SEED=<seed>.
  */
 const seed = fuzzSeed();
 console.log(`counting-races: seed ${seed} (replay: FUZZ_SEED=${seed} npx vitest run test/attack/redemption/counting-races.test.ts)`);
@@ -77,59 +78,6 @@ async function race(n: number, attempt: (i: number) => Promise<HttpResponse>) {
   return answers;
 }
 
-/**
- * The tables agree with the answers: per promotion, per multi-use code and per customer, the
- * counts equal the uses held by transactions not voided, and each ready pool equals what its
- * shards (and a code's item) hold and reserve.
- */
-async function expectCountsExact() {
-  const [counts, transactions, codes] = await Promise.all([
-    countItemsOf(account.accountId),
-    posTransactionsOf(account.accountId),
-    codeItemsOf(account.accountId),
-  ]);
-  const held = new Map<string, number>();
-  const bump = (key: string) => held.set(key, (held.get(key) ?? 0) + 1);
-  for (const transaction of transactions) {
-    if (transaction.voided_at !== undefined) continue;
-    for (const code of transaction.codes ?? []) {
-      if (code.counted === undefined) continue;
-      bump(`promotion ${code.code_generator_id}`);
-      bump(`code ${account.accountId}#${code.code}`);
-      if (code.customer !== undefined) bump(`customer ${code.code_generator_id}#${code.customer}`);
-    }
-  }
-  const counted = new Map<string, number>();
-  const add = (key: string, n: number) => counted.set(key, (counted.get(key) ?? 0) + n);
-  const reserved = new Map<string, number>();
-  const pools = new Map<string, Record<string, any>>();
-  for (const shard of counts.promotionShards) {
-    if (shard.shard_number === undefined) pools.set(`promotion ${shard.code_generator_id}`, shard);
-    else {
-      add(`promotion ${shard.code_generator_id}`, shard.used ?? 0);
-      reserved.set(`promotion ${shard.code_generator_id}`, (reserved.get(`promotion ${shard.code_generator_id}`) ?? 0) + (shard.left ?? 0));
-    }
-  }
-  for (const shard of counts.codeShards) {
-    if (shard.shard_number === undefined) pools.set(`code ${shard.code_key}`, shard);
-    else {
-      add(`code ${shard.code_key}`, shard.used);
-      reserved.set(`code ${shard.code_key}`, (reserved.get(`code ${shard.code_key}`) ?? 0) + (shard.left ?? 0));
-    }
-  }
-  for (const item of codes) {
-    if (item.holder !== undefined) add(`code ${item.code_key}`, 1);
-    if (item.pooled) reserved.set(`code ${item.code_key}`, (reserved.get(`code ${item.code_key}`) ?? 0) + (item.left ?? 0));
-  }
-  for (const customer of counts.customerUses) add(`customer ${customer.code_generator_id}#${String(customer.customer_key).split('#')[2]}`, customer.used);
-  const nonZero = (map: Map<string, number>) => new Map([...map].filter(([, n]) => n !== 0));
-  expect(nonZero(counted)).toEqual(nonZero(held));
-  for (const [key, pool] of pools) {
-    if (pool.ready !== true) continue;
-    expect(pool.taken, `${key}: the pool counts what its shards hold and reserve`).toBe((counted.get(key) ?? 0) + (reserved.get(key) ?? 0));
-  }
-}
-
 describe('N tills racing for the last k uses', () => {
   it('of a multi-use code: exactly k succeed, the others are told the code is used up', async () => {
     const limit = 6 + Math.floor(rng() * 10);
@@ -142,7 +90,7 @@ describe('N tills racing for the last k uses', () => {
       `limit ${limit}, last ${k}`,
     ).toHaveLength(k);
     for (const refused of answers.filter((a) => a.status === 409)) expect(idsOf(refused)).toEqual(['code_usage_limit_reached']);
-    await expectCountsExact();
+    await expectCountsExact(account.accountId);
   });
 
   it('of a budget over distinct codes: exactly k succeed', async () => {
@@ -157,7 +105,7 @@ describe('N tills racing for the last k uses', () => {
       `budget ${budget}, last ${k}`,
     ).toHaveLength(k);
     for (const refused of answers.filter((a) => a.status === 409)) expect(idsOf(refused)).toEqual(['promotion_budget_exhausted']);
-    await expectCountsExact();
+    await expectCountsExact(account.accountId);
   });
 
   it("of a customer's limit: exactly k succeed, whatever the tills", async () => {
@@ -174,7 +122,7 @@ describe('N tills racing for the last k uses', () => {
     for (const refused of answers.filter((a) => a.status === 409)) expect(idsOf(refused)).toEqual(['customer_limit_reached']);
     // Another customer is not limited by this one's uses.
     expect((await redeem(codes, sale(), { customer_id: `OTHER-${seed}` })).status).toBe(200);
-    await expectCountsExact();
+    await expectCountsExact(account.accountId);
   });
 
   it('of a multi-use code with a budget: the code and the budget count together, two codes of one request too', async () => {
@@ -184,7 +132,7 @@ describe('N tills racing for the last k uses', () => {
     expect((await redeem(codes, sale())).status).toBe(200);
     const refused = await redeem([codes[1]!], sale());
     expect(idsOf(refused)).toEqual(['promotion_budget_exhausted']);
-    await expectCountsExact();
+    await expectCountsExact(account.accountId);
   });
 });
 
@@ -218,7 +166,7 @@ describe('voids racing redemptions', () => {
     );
     expect(ok).toBeGreaterThan(0);
     await sleep(200);
-    await expectCountsExact();
+    await expectCountsExact(account.accountId);
   });
 
   it('a code held twice by one transaction counts once', async () => {
@@ -229,7 +177,7 @@ describe('voids racing redemptions', () => {
     const [counts] = await Promise.all([countItemsOf(account.accountId)]);
     const key = `${account.accountId}#${codes[0]}`;
     expect(counts.codeShards.filter((s) => s.code_key === key && s.shard_number !== undefined).reduce((n, s) => n + s.used, 0)).toBe(1);
-    await expectCountsExact();
+    await expectCountsExact(account.accountId);
   });
 });
 
@@ -273,7 +221,7 @@ describe('limits lowered under load', () => {
     const spare = codes.slice(40, 46);
     const answers = await race(6, (i) => redeem([spare[i]!], sale()));
     expect(answers.filter((a) => a.status === 200)).toHaveLength(Math.max(0, 5 - Math.min(heldAtEnd, 3)));
-    await expectCountsExact();
+    await expectCountsExact(account.accountId);
   });
 
   it("lowering a multi-use code's maximum to 1 turns its refusal into code_already_redeemed", async () => {
@@ -284,6 +232,6 @@ describe('limits lowered under load', () => {
     for (const transaction of sold) expect((await voidSale(transaction)).status).toBe(200);
     const answers = await race(4, () => redeem(codes, sale()));
     expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
-    await expectCountsExact();
+    await expectCountsExact(account.accountId);
   });
 });

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostId } from '../../../functions/routes.ts';
@@ -6,7 +7,8 @@ import { newAccount } from '../../support/accounts.ts';
 import { call, RFC3339_MILLIS_UTC } from '../../support/http.ts';
 import { startTestApi } from '../../support/local-api.ts';
 import { checkAgainstOpenApi } from '../../support/openapi.ts';
-import { eventsOf, voidsOf } from '../../support/records.ts';
+import { TEST_CUSTOMER_KEY } from '../../support/customer-key.ts';
+import { eventsOf, posTransactionsOf, voidsOf } from '../../support/records.ts';
 import { authenticated, callers, expectRequestIdHandled, headerChoice, openCallers, rawHeaders, textBodies } from '../fuzz/requests.ts';
 import {
   bodies,
@@ -27,18 +29,28 @@ import {
   type TokenChoice,
 } from '../fuzz/shop.ts';
 import { MAX_BODY_BYTES, isJsonContentType, trimOws } from '../http/oracle.ts';
-import { expectClientError, expectStandardHeaders, fuzzRuns, fuzzSeed, gatewayAnswer, sendTo } from '../support.ts';
+import { expectClientError, expectStandardHeaders, fuzzRuns, fuzzSeed, gatewayAnswer, seededRandom, sendTo } from '../support.ts';
 import { consistentTerms } from '../fuzz/terms.ts';
+import { expectCountsExact } from './count-tables.ts';
 import {
+  MAX_HELD_CODES,
+  PROMOTION_FIELDS,
+  expectedCounts,
   formatMoney,
+  holdersOf,
   isCurrencyCode,
   judgeRedemption,
+  newTillModel,
   promotionCurrency,
   judgeTill,
   judgeVoid,
+  recordRedemption,
+  recordVoid,
+  usesOf,
   type Failure,
   type Promotion,
   type RedemptionBody,
+  type RedemptionVerdict,
   type TillModel,
 } from './oracle.ts';
 
@@ -56,21 +68,31 @@ import {
  * names each failing code's first broken term in PRODUCT.md's order, and for a success each
  * code's discount, amount and currency, and the cashier's text.
  *
+ * Then the counts ("Counting"): seeded sequences of steps on promotions with small limits
+ * (multi-use codes, budgets, limits per customer), each step one request judged against the
+ * model of oracle.ts: redemptions and checks with customer ids or none, of several promotions at
+ * once, retries, voids, PATCHes raising and lowering the limits around what is held; the count
+ * tables read whole along the way and at the end (count-tables.ts).
+ *
  * Replay a failure with FUZZ_SEED=<seed printed below>; scale with FUZZ_RUNS=<runs per property>.
  */
 const seed = fuzzSeed();
 const routeRuns = fuzzRuns(400);
 const numRuns = fuzzRuns(100);
+const countingRuns = fuzzRuns(200);
+/** The counting property reads its tables whole every this many steps (and at its end): FUZZ_TABLES_EVERY=1 finds the step that broke them. */
+const tablesEvery = Number(process.env.FUZZ_TABLES_EVERY ?? 50);
 console.log(
-  `fuzz redemption: seed ${seed}, ${routeRuns} runs for POST /v2.0/voided_transactions, ${numRuns} for the till (replay: FUZZ_SEED=${seed} npx vitest run test/attack/redemption/fuzz.test.ts)`,
+  `fuzz redemption: seed ${seed}, ${routeRuns} runs for POST /v2.0/voided_transactions, ${numRuns} for the till, ${countingRuns} steps of counting (replay: FUZZ_SEED=${seed} npx vitest run test/attack/redemption/fuzz.test.ts)`,
 );
 fc.configureGlobal({ seed, numRuns, endOnFailure: false });
 
 /** A code generator (as a read shows it) as the till's judge reads it. */
 const promotionOf = (generator: Record<string, unknown>): Promotion =>
-  Object.fromEntries(
-    ['status', 'description', 'discount', 'minimum_basket', 'valid_from', 'valid_until', 'site_ids'].map((key) => [key, generator[key]]),
-  ) as unknown as Promotion;
+  Object.fromEntries(PROMOTION_FIELDS.map((key) => [key, generator[key]])) as unknown as Promotion;
+
+/** A code as a cashier may type it: the letters whose bit is set in `mask` in lower case. */
+const mixCase = (code: string, mask: number) => [...code].map((c, i) => ((mask >> i) & 1 ? c.toLowerCase() : c)).join('');
 
 /** The cashier's text of a refusal, as docs/redemption.md words it (a moment's wording only by its frame). */
 function expectCashierText(text: string, failure: Failure, body: RedemptionBody) {
@@ -110,10 +132,76 @@ function expectCashierText(text: string, failure: Failure, body: RedemptionBody)
       return expect(text, where).toBe(`Transaction ${body.pos_transaction_id} was voided: no code can be redeemed on it. Start a new sale for these codes.`);
     case 'too_many_codes':
       return expect(text, where).toBe(
-        `A sale can hold at most 50 codes: this one holds ${content.held}, and ${content.adding} more would be too many. Take these codes in another sale.`,
+        `A sale can hold at most ${MAX_HELD_CODES} codes: this one holds ${content.held}, and ${content.adding} more would be too many. Take these codes in another sale.`,
+      );
+    case 'customer_required':
+      return expect(text, where).toBe(`Code ${code} needs the customer's loyalty card or customer number. Scan it, then the code again.`);
+    case 'code_usage_limit_reached':
+      return expect(text, where).toBe(`Code ${code} has been used as many times as allowed (${content.max_redemptions_per_code}). Do not accept it.`);
+    case 'promotion_budget_exhausted':
+      return expect(text, where).toBe(`The promotion of code ${code} has been used up. Do not accept it.`);
+    case 'customer_limit_reached':
+      return expect(text, where).toBe(
+        `This customer has already used this promotion as often as allowed (${content.max_redemptions_per_customer}). Do not accept code ${code} for them.`,
       );
   }
   throw new Error(`no cashier text known for ${failure.messageId}`);
+}
+
+/**
+ * A valid redemption's or check's answer is the one the oracle judged: a refusal's status and
+ * every message in order (id, content, cashier text), or a success's message per code (what it
+ * gives, when it was redeemed: a held code its first time, the codes taken now this request's).
+ * Returns the time of the codes taken now.
+ */
+function expectTillAnswer(
+  what: 'redeem' | 'validate',
+  body: RedemptionBody,
+  model: TillModel,
+  judged: RedemptionVerdict,
+  response: { status: number; json: any },
+  where: string,
+): string | undefined {
+  const display = response.json?.transaction?.display_messages as {
+    message: string;
+    message_id: string;
+    message_content: Record<string, unknown>;
+    priority: number;
+  }[];
+  if (judged.kind === 'refused') {
+    expect(response.status, where).toBe(judged.status);
+    expect(
+      display.map((m) => m.message_id),
+      where,
+    ).toEqual(judged.failures.map((f) => f.messageId));
+    expect(response.json.transaction.errors, where).toHaveLength(judged.failures.length);
+    judged.failures.forEach((failure, i) => {
+      const message = display[i]!;
+      const content = failure.code === undefined ? failure.content : { code: failure.code, code_generator_id: failure.generatorId, ...failure.content };
+      expect(message.message_content, where).toEqual(content);
+      expectCashierText(message.message, failure, body);
+      expect(message.priority).toBe(1);
+    });
+    return undefined;
+  }
+  expect(response.status, where).toBe(200);
+  expect(response.json.transaction.errors).toEqual([]);
+  expect(display, where).toHaveLength(judged.codes.length);
+  const redeemedAt = display.find((_, i) => !judged.codes[i]!.held)?.message_content.redeemed_at as string | undefined;
+  const me = JSON.stringify([body.site_id, body.pos_transaction_id]);
+  const recorded = new Map((model.held.get(me) ?? []).map((held) => [held.code, held.redeemedAt]));
+  judged.codes.forEach(({ code, generatorId, given, held }, i) => {
+    const off = given.discount_amount === undefined ? '' : `: ${formatMoney(given.discount_amount, given.currency!)} off`;
+    const at = what === 'validate' ? {} : { redeemed_at: held ? recorded.get(code) : redeemedAt };
+    expect(display[i], where).toEqual({
+      message: what === 'redeem' ? `Code ${code} redeemed${off}` : `Code ${code} is valid${off}`,
+      message_id: what === 'redeem' ? 'code_redeemed' : 'code_valid',
+      message_content: { code, code_generator_id: generatorId, description: model.promotions.get(generatorId)!.description, ...at, ...given },
+      priority: 1,
+    });
+  });
+  if (what === 'redeem' && judged.fresh.length > 0) expect(redeemedAt, where).toMatch(RFC3339_MILLIS_UTC);
+  return redeemedAt;
 }
 
 let api: LocalApi;
@@ -278,7 +366,7 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
     const ownCodes = inOrder.flatMap(({ codes }) => codes);
     const models = new Map<number, TillModel>();
     const modelOf = (account: Account, promotions: Map<number, Promotion>, codes: Map<string, { generatorId: number }>) =>
-      models.set(account.accountId, { codes, promotions, holders: new Map(), held: new Map(), given: new Map(), voided: new Set<string>() });
+      models.set(account.accountId, newTillModel(promotions, codes));
     modelOf(
       owner,
       new Map(inOrder.map(({ id, generator }) => [id, promotionOf(generator)])),
@@ -296,10 +384,9 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
         body: { transaction: { site_id: 'FZ-SITE', pos_transaction_id: 'F-VOID' } },
       });
       expect(voided.status).toBe(200);
-      (models.get(account.accountId)!.voided as Set<string>).add(JSON.stringify(['FZ-SITE', 'F-VOID']));
+      recordVoid(models.get(account.accountId)!, JSON.stringify(['FZ-SITE', 'F-VOID']));
     }
 
-    const mixCase = (code: string, mask: number) => [...code].map((c, i) => ((mask >> i) & 1 ? c.toLowerCase() : c)).join('');
     const ownCode = fc.tuple(fc.constantFrom(...ownCodes), fc.nat()).map(([code, mask]) => mixCase(code, mask));
     const codeChoice = fc.oneof(
       { arbitrary: ownCode, weight: 10 },
@@ -404,6 +491,11 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
           { arbitrary: fc.array(codeChoice, { minLength: 1, maxLength: 10 }), weight: 1 },
         ),
         basket,
+        // A customer's id (counted by every promotion, limited by none here), or not one: empty, too long, not a string.
+        customer_id: fc.oneof(
+          { arbitrary: fc.constantFrom('CARD-1', 'CARD-2', 'ß-7', 'c'.repeat(128)), weight: 9 },
+          { arbitrary: fc.constantFrom<unknown>(null, '', 'c'.repeat(129), 42, ['CARD-1'], { id: 'CARD-1' }), weight: 1 },
+        ),
       },
       { requiredKeys: ['site_id', 'pos_transaction_id', 'codes'] },
     );
@@ -434,7 +526,7 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
       {
         arbitrary: fc.record({
           token: tokenChoice,
-          bytes: bodies('transaction', sale, ['site_id', 'pos_transaction_id', 'codes', 'till_id', 'basket']),
+          bytes: bodies('transaction', sale, ['site_id', 'pos_transaction_id', 'codes', 'till_id', 'basket', 'customer_id']),
           type: contentType,
           resend: fc.constant(false),
         }),
@@ -491,7 +583,9 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
         let bytes = generated;
         if (resend && caller) {
           const { transaction } = JSON.parse(generated.toString('utf8'));
-          const holding = models.get(caller.accountId)!.held.get(JSON.stringify([transaction.site_id, transaction.pos_transaction_id])) ?? [];
+          const holding = (models.get(caller.accountId)!.held.get(JSON.stringify([transaction.site_id, transaction.pos_transaction_id])) ?? []).map(
+            (held) => held.code,
+          );
           if (holding.length > 0)
             bytes = Buffer.from(JSON.stringify({ transaction: { ...transaction, codes: [...holding.slice(-3), ...transaction.codes].slice(0, 10) } }));
         }
@@ -529,17 +623,12 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
           expect(messages[0]!.message_id, where).toBe('transaction_voided');
           const replayed = response.headers['idempotent-replayed'] === 'true';
           if (!replayed) {
+            const releasing = recordVoid(model, me);
             expect(
               messages.slice(1).map((m) => m.message_content.code),
               where,
-            ).toEqual(model.held.get(me) ?? []);
-            for (const code of model.held.get(me) ?? []) {
-              model.holders.delete(code);
-              model.given.delete(code);
-            }
-            released += model.held.get(me)?.length ?? 0;
-            model.held.delete(me);
-            (model.voided as Set<string>).add(me);
+            ).toEqual(releasing.map((held) => held.code));
+            released += releasing.length;
           } else expect(model.voided.has(me), where).toBe(true);
           return;
         }
@@ -564,63 +653,23 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
         // "Now" is the service's clock while it handled the request; the bounds are far from it.
         const judged = judgeTill(body, model, before);
         expect(JSON.stringify(judgeTill(body, model, after)), 'a bound fell within the request').toBe(JSON.stringify(judged));
-        const display = response.json?.transaction?.display_messages as {
-          message: string;
-          message_id: string;
-          message_content: Record<string, unknown>;
-          priority: number;
-        }[];
+        expectStandardHeaders(response);
+        const redeemedAt = expectTillAnswer(what, body, model, judged, response, where);
         if (judged.kind === 'refused') {
-          expect(response.status, where).toBe(judged.status);
-          expectStandardHeaders(response);
-          expect(
-            display.map((m) => m.message_id),
-            where,
-          ).toEqual(judged.failures.map((f) => f.messageId));
-          expect(response.json.transaction.errors, where).toHaveLength(judged.failures.length);
-          judged.failures.forEach((failure, i) => {
-            const message = display[i]!;
-            const content = failure.code === undefined ? failure.content : { code: failure.code, code_generator_id: failure.generatorId, ...failure.content };
-            expect(message.message_content, where).toEqual(content);
-            expectCashierText(message.message, failure, body);
-            expect(message.priority).toBe(1);
-            failuresSeen.set(failure.messageId, (failuresSeen.get(failure.messageId) ?? 0) + 1);
-          });
+          for (const failure of judged.failures) failuresSeen.set(failure.messageId, (failuresSeen.get(failure.messageId) ?? 0) + 1);
           expect(await eventsAfter(), where).toEqual([]);
           return;
         }
-        expect(response.status, where).toBe(200);
-        expectStandardHeaders(response);
-        expect(response.json.transaction.errors).toEqual([]);
-        expect(display, where).toHaveLength(judged.codes.length);
-        const redeemedAt = display.find((_, i) => !judged.codes[i]!.held)?.message_content.redeemed_at;
-        judged.codes.forEach(({ code, generatorId, given, held }, i) => {
-          const off = given.discount_amount === undefined ? '' : `: ${formatMoney(given.discount_amount, given.currency!)} off`;
-          const at = what === 'validate' ? {} : { redeemed_at: held ? model.given.get(code)!.redeemedAt : redeemedAt };
-          expect(display[i], where).toEqual({
-            message: what === 'redeem' ? `Code ${code} redeemed${off}` : `Code ${code} is valid${off}`,
-            message_id: what === 'redeem' ? 'code_redeemed' : 'code_valid',
-            message_content: { code, code_generator_id: generatorId, description: model.promotions.get(generatorId)!.description, ...at, ...given },
-            priority: 1,
-          });
-          if (given.discount_amount !== undefined) amounts += 1;
-        });
+        amounts += judged.codes.filter(({ given }) => given.discount_amount !== undefined).length;
         const withAmounts = judged.codes.filter(({ given }) => given.discount_amount !== undefined);
         if (withAmounts.length > 1) stacked += 1;
         if (withAmounts.some(({ held }) => held) && withAmounts.some(({ held }) => !held)) addedToSale += 1;
-        if (what === 'redeem' && judged.fresh.length > 0) expect(redeemedAt, where).toMatch(RFC3339_MILLIS_UTC);
         const added = await eventsAfter();
         if (what === 'validate' || judged.fresh.length === 0) expect(added, where).toEqual([]);
         else {
           expect(added, where).toHaveLength(1);
           expect(added[0], where).toMatch(/^\d+:codes\.redeemed:/);
-          const me = JSON.stringify([body.site_id, body.pos_transaction_id]);
-          for (const { code, given, held } of judged.codes) {
-            if (held) continue;
-            model.holders.set(code, me);
-            model.given.set(code, { ...given, redeemedAt: redeemedAt as string });
-          }
-          model.held.set(me, [...(model.held.get(me) ?? []), ...judged.fresh]);
+          recordRedemption(model, body, judged, redeemedAt!);
           redeemedCodes += judged.fresh.length;
         }
       }),
@@ -633,8 +682,10 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
     );
     for (const [i, code] of ownCodes.entries()) {
       const read = reads[i]!;
-      const holder = model.holders.get(code);
-      const given = model.given.get(code);
+      const holders = holdersOf(model, code);
+      expect(holders.length, code).toBeLessThanOrEqual(1);
+      const holder = holders[0];
+      const held = holder === undefined ? undefined : model.held.get(holder)!.find((h) => h.code === code)!;
       expect(read.json.code, code).toMatchObject(
         holder === undefined
           ? {
@@ -649,9 +700,9 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
           : {
               site_id: JSON.parse(holder)[0],
               pos_transaction_id: JSON.parse(holder)[1],
-              redeemed_at: given!.redeemedAt,
-              discount_amount: given!.discount_amount ?? null,
-              currency: given!.currency ?? null,
+              redeemed_at: held!.redeemedAt,
+              discount_amount: held!.given.discount_amount ?? null,
+              currency: held!.given.currency ?? null,
               times_redeemed: 1,
               max_redemptions_per_code: 1,
             },
@@ -660,5 +711,303 @@ describe('fuzzing the till routes through the local server', { timeout: 180_000 
     console.log(
       `fuzz till: ${numRuns} runs, ${redeemedCodes} codes redeemed, ${released} released, ${amounts} amounts in successful answers (${stacked} with two or more, ${addedToSale} beside a code held with its amount), failures ${JSON.stringify(Object.fromEntries(failuresSeen))}, statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
     );
+  });
+
+  it(`counting: ${countingRuns} generated steps on promotions with limits (multi-use codes, budgets, customers' limits), changed between them, judged against the model; the count tables checked along the way`, {
+    timeout: 60_000 + countingRuns * 1_500,
+  }, async () => {
+    // One account of its own, so that the tables hold this sequence's counts only.
+    const account = await newAccount();
+    const random = seededRandom(seed);
+    const limits = () => ({
+      max_redemptions_per_code: [1, 1, 2, 3, 4, 1000][random.int(0, 5)]!,
+      max_redemptions: random.next() < 0.5 ? null : random.int(1, 12),
+      max_redemptions_per_customer: random.next() < 0.7 ? null : random.int(1, 4),
+    });
+    // Small limits, so that they are reached; terms that refuse before the counts are judged.
+    const plans: [Record<string, unknown>, number][] = [
+      // A flyer every sale may take (a million uses per code), so that sales grow to MAX_HELD_CODES.
+      [{ prefix: 'OP-', description: 'flyer', max_redemptions_per_code: 1_000_000 }, 16],
+      [{ prefix: 'AM-', description: '2.50 off', discount: { type: 'amount', amount_off: 250, currency: 'EUR' }, ...limits() }, 3],
+      [{ prefix: 'PC-', description: '10 % off', discount: { type: 'percent', percent_off: 10 }, ...limits() }, 4],
+      [{ prefix: 'MU-', description: 'a few uses each', max_redemptions_per_code: random.int(2, 3) }, 3],
+      [{ prefix: 'LY-', description: 'loyalty', ...limits(), max_redemptions_per_customer: random.int(1, 3) }, 3],
+      [{ prefix: 'BG-', description: 'budget', ...limits(), max_redemptions: random.int(1, 8) }, 5],
+      [{ prefix: 'MN-', description: 'spend 30 EUR', minimum_basket: { amount: 3000, currency: 'EUR' }, ...limits() }, 3],
+      [{ prefix: 'ST-', description: 'one shop', site_ids: ['CT-SITE'], ...limits() }, 3],
+    ];
+    const created: { id: number; codes: string[]; generator: Record<string, unknown> }[] = [];
+    for (const [fields, count] of plans) {
+      const generator = await createGenerator(account, { generation_type: 'tillgate', code_length: 6, store_id: 3, ...fields });
+      const response = await call(api, core, 'POST', `/v1.0/codegen/${generator.id}/codes`, { token: account.token, body: { count } });
+      expect(response.status, response.text).toBe(201);
+      created.push({ id: generator.id, codes: response.json.codes, generator: generator as unknown as Record<string, unknown> });
+    }
+    const model = newTillModel(
+      new Map(created.map(({ id, generator }) => [id, promotionOf(generator)])),
+      new Map(created.flatMap(({ id, codes }) => codes.map((code) => [code, { generatorId: id }] as const))),
+    );
+    const allCodes = created.flatMap(({ codes }) => codes);
+    const flyerCodes = created[0]!.codes;
+    const fewUses = created[3]!.codes[0]!;
+    const strangerCode = [...issued.get(generators.get(stranger.accountId)![0]!.id)!][0]!;
+    /** The keyed hash the service stores a customer id as (functions/runtime/customer-key.ts), computed from its definition. */
+    const customerKey = (customer: string) =>
+      createHmac('sha256', Buffer.from(TEST_CUSTOMER_KEY, 'hex'))
+        .update(JSON.stringify(['customer', account.accountId, customer]))
+        .digest('base64url');
+
+    /** Every sale opened so far (site/pos JSON), voided ones included; one in five at a site the one-shop promotion does not list. */
+    const sales: string[] = [];
+    const newSale = () => {
+      const sale = JSON.stringify([sales.length % 5 === 4 ? 'CT-OTHER' : 'CT-SITE', `S-${sales.length + 1}`]);
+      sales.push(sale);
+      return sale;
+    };
+    /** A sale for a step: mostly one still open, sometimes a new one, now and then any (a voided one answers transaction_voided). */
+    const pickSale = (n: number) => {
+      const open = sales.filter((sale) => !model.voided.has(sale));
+      if (open.length === 0 || n % 7 === 0) return newSale();
+      if (n % 11 === 1) return sales[(n >> 4) % sales.length]!;
+      return open[(n >> 4) % open.length]!;
+    };
+    const heldBy = (sale: string) => (model.held.get(sale) ?? []).map((held) => held.code);
+    const customers = [undefined, 'CARD-1', 'CARD-2', 'CARD-3', 'CARD-1'] as const;
+    const baskets = [undefined, undefined, undefined, { total: 5000, currency: 'EUR' }, { total: 1200, currency: 'EUR' }, { total: 800, currency: 'USD' }];
+
+    /** The tables as the model has them: each sale's codes (time, customer) or its void, and every count (count-tables.ts). */
+    const expectTables = async (where: string) => {
+      const records = await posTransactionsOf(account.accountId);
+      const seen = new Map(records.map((record) => [JSON.stringify([record.site_id, record.pos_transaction_id]), record]));
+      for (const sale of sales) {
+        const record = seen.get(sale);
+        if (model.voided.has(sale)) expect(record?.voided_at, `${where}: ${sale} voided`).toBeDefined();
+        else {
+          expect(record?.voided_at, `${where}: ${sale} not voided`).toBeUndefined();
+          expect(
+            (record?.codes ?? []).map((held) => [held.code, held.redeemed_at, held.customer]),
+            `${where}: what ${sale} holds`,
+          ).toEqual(
+            (model.held.get(sale) ?? []).map((held) => [held.code, held.redeemedAt, held.customer === undefined ? undefined : customerKey(held.customer)]),
+          );
+        }
+      }
+      await expectCountsExact(account.accountId, expectedCounts(model, account.accountId, customerKey));
+    };
+
+    const step = fc.record({
+      kind: fc.oneof(
+        { arbitrary: fc.constant('redeem' as const), weight: 10 },
+        { arbitrary: fc.constant('validate' as const), weight: 4 },
+        // A sale taking up to ten codes it does not hold, flyer codes first: towards MAX_HELD_CODES.
+        { arbitrary: fc.constant('fill' as const), weight: 3 },
+        // A till sending one of the last redemptions again, as it does after a lost answer.
+        { arbitrary: fc.constant('retry' as const), weight: 2 },
+        { arbitrary: fc.constant('void' as const), weight: 3 },
+        { arbitrary: fc.constant('patch' as const), weight: 3 },
+        { arbitrary: fc.constant('tables' as const), weight: 1 },
+      ),
+      sale: fc.nat(),
+      // Mostly a few codes, as a till scans them; sometimes a full request.
+      picks: fc.oneof(
+        { arbitrary: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }), weight: 4 },
+        { arbitrary: fc.array(fc.nat(), { minLength: 1, maxLength: 10 }), weight: 1 },
+      ),
+      customer: fc.nat(customers.length - 1),
+      basket: fc.nat(baskets.length - 1),
+      choice: fc.nat(),
+    });
+    const history: RedemptionBody[] = [];
+    /** One line per step, printed when one fails. */
+    const trace: string[] = [];
+    const firstVoids = new Map<string, string>();
+    const statuses = new Map<string, number>();
+    const failuresSeen = new Map<string, number>();
+    const count = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1);
+    let steps = 0;
+    let mostHeld = 0;
+
+    /** What the model knew of the listed codes' counts before a request, for a failure's message. */
+    const countsBefore = (body: RedemptionBody) => {
+      const me = JSON.stringify([body.site_id, body.pos_transaction_id]);
+      const listed = [...new Set(body.codes.map((code) => code.toUpperCase()))].filter((code) => model.codes.has(code));
+      const lines = listed.map((code) => {
+        const id = model.codes.get(code)!.generatorId;
+        const p = model.promotions.get(id)!;
+        return `${code} (generator ${id}, ${p.status}): held by ${holdersOf(model, code).length}/${p.max_redemptions_per_code}, budget ${usesOf(model, id)}/${p.max_redemptions}, customer ${body.customer_id === undefined ? '-' : usesOf(model, id, body.customer_id)}/${p.max_redemptions_per_customer}`;
+      });
+      return `${me} holds ${heldBy(me).length}${model.voided.has(me) ? ' (voided)' : ''}; ${lines.join('; ')}`;
+    };
+
+    /** A redemption or a check of `body`, judged against the model; a redemption's codes taken into it. */
+    const till = async (what: 'redeem' | 'validate', body: RedemptionBody) => {
+      const path = what === 'redeem' ? '/v2.0/redeemed_codes' : '/v2.0/validated_codes';
+      const judged = judgeTill(body, model, Date.now());
+      const eventsBefore = await eventsSummary(account);
+      const response = await call(api, 'pos', 'POST', path, { token: account.token, body: { transaction: body } });
+      const ids = (response.json?.transaction?.display_messages as { message_id: string }[] | undefined)?.map((m) => m.message_id);
+      trace.push(
+        `${steps} ${what} ${body.pos_transaction_id} ${JSON.stringify(body.codes)}${body.customer_id === undefined ? '' : ` ${body.customer_id}`}${body.basket ? ` ${body.basket.total} ${body.basket.currency}` : ''} → ${response.status} ${JSON.stringify(ids)}`,
+      );
+      const where = `step ${steps}: POST ${path} ${JSON.stringify(body)} → ${response.status} ${response.text.slice(0, 1500)}\nthe model before it: ${countsBefore(body)}`;
+      count(statuses, `${what} ${response.status}`);
+      const redeemedAt = expectTillAnswer(what, body, model, judged, response, where);
+      const added = (await eventsSummary(account)).filter((e) => !eventsBefore.includes(e));
+      if (judged.kind === 'refused') for (const failure of judged.failures) count(failuresSeen, failure.messageId);
+      if (what === 'validate' || judged.kind === 'refused' || judged.fresh.length === 0) {
+        expect(added, where).toEqual([]);
+        return;
+      }
+      expect(added, where).toHaveLength(1);
+      expect(added[0], where).toMatch(/^\d+:codes\.redeemed:/);
+      recordRedemption(model, body, judged, redeemedAt!);
+      mostHeld = Math.max(mostHeld, model.held.get(JSON.stringify([body.site_id, body.pos_transaction_id]))!.length);
+    };
+
+    const voidSale = async (sale: string) => {
+      const [site_id, pos_transaction_id] = JSON.parse(sale) as [string, string];
+      const eventsBefore = await eventsSummary(account);
+      const response = await call(api, 'pos', 'POST', '/v2.0/voided_transactions', {
+        token: account.token,
+        body: { transaction: { site_id, pos_transaction_id } },
+      });
+      const where = `step ${steps}: void ${sale} → ${response.status} ${response.text.slice(0, 1500)}`;
+      count(statuses, `void ${response.status}`);
+      trace.push(
+        `${steps} void ${pos_transaction_id} → ${response.status} ${(response.json?.transaction?.display_messages as unknown[] | undefined)?.length ?? 0} messages`,
+      );
+      expect(response.status, where).toBe(200);
+      const added = (await eventsSummary(account)).filter((e) => !eventsBefore.includes(e));
+      const first = firstVoids.get(sale);
+      if (first !== undefined) {
+        expect(response.headers.get('idempotent-replayed'), where).toBe('true');
+        expect(response.text, where).toBe(first);
+        expect(added, where).toEqual([]);
+        return;
+      }
+      const released = recordVoid(model, sale);
+      firstVoids.set(sale, response.text);
+      const messages = response.json.transaction.display_messages as unknown[];
+      expect(messages[0], where).toMatchObject({ message_id: 'transaction_voided' });
+      expect(messages.slice(1), where).toEqual(
+        released.map(({ code, generatorId }) => ({
+          message: `Code ${code} released`,
+          message_id: 'code_released',
+          message_content: { code, code_generator_id: generatorId },
+          priority: 1,
+        })),
+      );
+      expect(added.map((e) => e.split(':')[1]).sort(), where).toEqual(released.length > 0 ? ['codes.released', 'transaction.voided'] : ['transaction.voided']);
+    };
+
+    /**
+     * A PATCH of one promotion's limits (or its status), the values chosen around what is held
+     * now: below it (new uses refused until voids bring the count under), at it, above it, none.
+     */
+    const patch = async (choice: number) => {
+      // An inactive promotion is mostly the one changed, and made active again, so that its codes count again.
+      const ids = created.map(({ id }) => id);
+      const inactive = ids.filter((id) => model.promotions.get(id)!.status === 'inactive');
+      const id = inactive.length > 0 && choice % 3 !== 0 ? inactive[0]! : ids[choice % ids.length]!;
+      const promotion = model.promotions.get(id)!;
+      const codes = allCodes.filter((code) => model.codes.get(code)!.generatorId === id);
+      const mostHolders = Math.max(0, ...codes.map((code) => holdersOf(model, code).length));
+      const used = usesOf(model, id);
+      const mostByCustomer = Math.max(0, ...customers.flatMap((customer) => (customer === undefined ? [] : [usesOf(model, id, customer)])));
+      const pick = <T>(options: T[], salt: number) => options[(choice >> salt) % options.length]!;
+      const perCode = () =>
+        pick(
+          [1, 2, mostHolders - 1, mostHolders, mostHolders, mostHolders + 1, mostHolders + 2, 1000].filter((n) => n >= 1),
+          6,
+        );
+      const budget = () =>
+        pick(
+          [null, used - 1, used, used + 1, used + 3, 100].filter((n) => n === null || n >= 1),
+          9,
+        );
+      const perCustomer = () =>
+        pick(
+          [null, 1, mostByCustomer - 1, mostByCustomer, mostByCustomer + 1, 5].filter((n) => n === null || n >= 1),
+          12,
+        );
+      const change: Record<string, unknown>[] = [
+        { max_redemptions_per_code: perCode() },
+        { max_redemptions_per_code: perCode() },
+        { max_redemptions: budget() },
+        { max_redemptions: budget() },
+        { max_redemptions_per_customer: perCustomer() },
+        { max_redemptions_per_code: perCode(), max_redemptions: budget(), max_redemptions_per_customer: perCustomer() },
+        { max_redemptions_per_code: perCode(), max_redemptions: budget() },
+        { max_redemptions_per_customer: perCustomer(), max_redemptions: budget() },
+        { status: 'inactive', max_redemptions_per_code: perCode() },
+      ];
+      const body = promotion.status === 'inactive' ? { status: 'active', ...pick(change, 3) } : pick(change, 3);
+      const response = await call(api, core, 'PATCH', `/v1.0/codegen/${id}`, { token: account.token, body: { code_generator: body } });
+      const where = `step ${steps}: PATCH ${id} ${JSON.stringify(body)} → ${response.status} ${response.text.slice(0, 600)}`;
+      count(statuses, `patch ${response.status}`);
+      trace.push(`${steps} PATCH ${id} ${JSON.stringify(body)} → ${response.status}`);
+      expect(response.status, where).toBe(200);
+      expect(response.json.code_generator, where).toMatchObject(body);
+      model.promotions.set(id, promotionOf(response.json.code_generator));
+    };
+
+    await fc.assert(
+      fc.asyncProperty(step, async (input) => {
+        steps++;
+        try {
+          await act(input);
+        } catch (error) {
+          console.log(`fuzz counting (seed ${seed}): the steps up to the failure\n${trace.join('\n')}`);
+          throw error;
+        }
+      }),
+      // Each step acts on the state the steps before it left: the first failure is the one to read (and to replay by its seed), not a shrunk one.
+      { numRuns: countingRuns, endOnFailure: true },
+    );
+    await expectTables('at the end');
+    console.log(
+      `fuzz counting: ${countingRuns} steps, ${sales.length} sales, at most ${mostHeld} codes held by one, failures ${JSON.stringify(Object.fromEntries(failuresSeen))}, statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
+    );
+
+    async function act({ kind, sale: saleChoice, picks, customer, basket, choice }: typeof step extends fc.Arbitrary<infer T> ? T : never) {
+      if (kind === 'tables' || steps % tablesEvery === 0) await expectTables(`step ${steps}`);
+      if (kind === 'patch') return patch(choice);
+      if (kind === 'void') {
+        // Mostly a sale holding codes; sometimes one voided before (its first answer again) or a new one (voided first).
+        const holding = sales.filter((sale) => heldBy(sale).length > 0);
+        const sale = holding.length > 0 && saleChoice % 4 !== 0 ? holding[(saleChoice >> 2) % holding.length]! : pickSale(saleChoice);
+        return voidSale(sale);
+      }
+      if (kind === 'retry' && history.length > 0) return till('redeem', history[history.length - 1 - (choice % Math.min(3, history.length))]!);
+      let sale: string;
+      let codes: string[];
+      if (kind === 'fill') {
+        // The open sale holding the most codes, or any: up to 10 codes it does not hold, flyer codes first, then any.
+        const open = sales.filter((s) => !model.voided.has(s)).sort((a, b) => heldBy(b).length - heldBy(a).length);
+        sale = open.length > 0 && saleChoice % 2 === 0 ? open[0]! : pickSale(saleChoice);
+        const holding = heldBy(sale);
+        const others = allCodes.filter((code) => !flyerCodes.includes(code) && !holding.includes(code));
+        const candidates = [...flyerCodes.filter((code) => !holding.includes(code)), ...others.map((_, i) => others[(i + choice) % others.length]!)];
+        codes = candidates.slice(0, 1 + (choice % 10));
+      } else {
+        sale = pickSale(saleChoice);
+        // Half of them the first code of a promotion (of the one of a few uses each, most often), so that a multi-use code's uses are all taken.
+        const hot = (n: number) => (n % 3 === 0 ? fewUses : created[n % created.length]!.codes[0]!);
+        codes = picks.map((n) => (n % 29 === 28 ? strangerCode : n % 2 === 0 ? hot(n >> 1) : allCodes[n % allCodes.length]!));
+        // A till adding codes to its sale sends those it holds again.
+        if (choice % 4 === 0) codes = [...heldBy(sale).slice(-3), ...codes];
+      }
+      const [site_id, pos_transaction_id] = JSON.parse(sale) as [string, string];
+      const body: RedemptionBody = {
+        site_id,
+        pos_transaction_id,
+        codes: codes.slice(0, 10).map((code, i) => mixCase(code, picks[i % picks.length]!)),
+        ...(baskets[basket] ? { basket: baskets[basket] } : {}),
+        ...(customers[customer] !== undefined ? { customer_id: customers[customer] } : {}),
+      };
+      const what = kind === 'validate' ? 'validate' : 'redeem';
+      if (what === 'redeem') history.push(body);
+      return till(what, body);
+    }
   });
 });

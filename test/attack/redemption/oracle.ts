@@ -5,7 +5,9 @@ import { codePoints, envelope, isObject, parseRoot, type BodyVerdict, type Resou
  * What PRODUCT.md says the answers of the till's routes must be (a void, a redemption, a check),
  * written from the contract and independently of the service's validators, so that
  * redemption/fuzz.test.ts compares two readings of the contract, not one with itself; a model of
- * who holds which code (TillModel) judges a valid redemption.
+ * which transaction holds which code, what each got and for which customer (TillModel) judges a
+ * valid redemption, the promotions' terms and their counts ("Counting") included, and says what
+ * the count tables must hold.
  */
 const VOID_OPTIONAL = [
   'occurred_at',
@@ -80,7 +82,11 @@ export interface RedemptionBody {
   pos_transaction_id: string;
   codes: string[];
   basket?: Basket;
+  customer_id?: string;
 }
+
+/** The most codes a transaction holds (PRODUCT.md: lowered from 50 so that a void with limits fits one DynamoDB transaction). */
+export const MAX_HELD_CODES = 24;
 
 /** ISO 4217 codes with a minor unit: three uppercase letters the table lists. */
 export const isCurrencyCode = (value: unknown): value is string => typeof value === 'string' && /^[A-Z]{3}$/.test(value) && minorUnits(value) !== undefined;
@@ -104,8 +110,8 @@ function basketProblems(basket: unknown): string[] {
  * POST /v2.0/redeemed_codes and /v2.0/validated_codes: `{"transaction":{…}}` read as a void is
  * (unknown keys ignored, null absent), `site_id` and `pos_transaction_id` strings of 1–128
  * characters, the other void fields strings of at most 128, `codes` an array of 1–10 strings of
- * 1–64 characters, and an optional `basket`. Invalid fields all answer 422 (pos errors name no
- * field; their messages do).
+ * 1–64 characters, an optional `basket` and an optional `customer_id` (1–128 characters).
+ * Invalid fields all answer 422 (pos errors name no field; their messages do).
  */
 export function judgeRedemption(bytes: Buffer, contentType: string | undefined): BodyVerdict {
   const read = envelope(bytes, contentType);
@@ -138,6 +144,8 @@ export function judgeRedemption(bytes: Buffer, contentType: string | undefined):
     wrong.add('transaction.codes');
   }
   for (const field of basketProblems(resource.basket)) wrong.add(field);
+  const customer = resource.customer_id;
+  if (present('customer_id') && (typeof customer !== 'string' || codePoints(customer) < 1 || codePoints(customer) > 128)) wrong.add('transaction.customer_id');
   if (wrong.size > 0) return { kind: 'invalid', fields: wrong };
   const basket = resource.basket as { total: number; currency: string } | null | undefined;
   return {
@@ -147,11 +155,12 @@ export function judgeRedemption(bytes: Buffer, contentType: string | undefined):
       pos_transaction_id: resource.pos_transaction_id,
       codes,
       ...(basket ? { basket: { total: basket.total, currency: basket.currency } } : {}),
+      ...(present('customer_id') ? { customer_id: customer } : {}),
     },
   };
 }
 
-/** A promotion as the till's judge reads it: a code generator's status, description and terms (as a read of it shows them). */
+/** A promotion as the till's judge reads it: a code generator's status, description, terms and limits (as a read of it shows them). */
 export interface Promotion {
   status: string;
   description: string;
@@ -160,7 +169,24 @@ export interface Promotion {
   valid_from: string | null;
   valid_until: string | null;
   site_ids: string[] | null;
+  max_redemptions_per_code: number;
+  max_redemptions: number | null;
+  max_redemptions_per_customer: number | null;
 }
+
+/** The fields of a code generator (as a read shows it) that the till's judge reads. */
+export const PROMOTION_FIELDS = [
+  'status',
+  'description',
+  'discount',
+  'minimum_basket',
+  'valid_from',
+  'valid_until',
+  'site_ids',
+  'max_redemptions_per_code',
+  'max_redemptions',
+  'max_redemptions_per_customer',
+] as const;
 type Discount =
   | { type: 'none' }
   | { type: 'percent'; percent_off: number; max_amount_off?: number; currency?: string }
@@ -173,19 +199,44 @@ interface Given {
   currency?: string;
 }
 
-/** What a till's shop holds, as the fuzzer has made it: codes, their promotions, who holds which code and what it gave, voided transactions. */
+/** A code a transaction holds: what it gave, when, and for which customer (the id as sent) when the till named one. */
+export interface HeldCode {
+  code: string;
+  generatorId: number;
+  given: Given;
+  redeemedAt: string;
+  customer?: string;
+}
+
+/** What a till's shop holds, as the fuzzer has made it: codes, their promotions, which transactions hold which codes and what each got, voided transactions. */
 export interface TillModel {
   /** The caller's issued codes (as issued) and their generator. */
   readonly codes: ReadonlyMap<string, { generatorId: number }>;
-  /** Generator id → its status, description and terms now. */
+  /** Generator id → its status, description, terms and limits now. */
   readonly promotions: Map<number, Promotion>;
-  /** Code → the transaction (site/pos JSON) holding it. */
-  readonly holders: Map<string, string>;
-  /** Transaction (site/pos JSON) → the codes it holds. */
-  readonly held: Map<string, string[]>;
-  /** Code → what it gave the transaction holding it, and when it was redeemed. */
-  readonly given: Map<string, Given & { redeemedAt: string }>;
-  readonly voided: ReadonlySet<string>;
+  /** Transaction (site/pos JSON) → the codes it holds, in the order redeemed (a voided one holds none). */
+  readonly held: Map<string, HeldCode[]>;
+  readonly voided: Set<string>;
+}
+
+/** A model with nothing redeemed and nothing voided. */
+export const newTillModel = (promotions: Map<number, Promotion>, codes: ReadonlyMap<string, { generatorId: number }>): TillModel => ({
+  codes,
+  promotions,
+  held: new Map(),
+  voided: new Set(),
+});
+
+/** The transactions holding a code, in the order they took it. */
+export const holdersOf = (model: TillModel, code: string) =>
+  [...model.held].filter(([, codes]) => codes.some((held) => held.code === code)).map(([transaction]) => transaction);
+
+/** The uses a promotion's codes have, across the transactions holding them, for one customer when named. */
+export function usesOf(model: TillModel, generatorId: number, customer?: string): number {
+  let uses = 0;
+  for (const codes of model.held.values())
+    for (const held of codes) if (held.generatorId === generatorId && (customer === undefined || held.customer === customer)) uses++;
+  return uses;
 }
 
 /** A failing code (`code` as issued, or as sent when not found), or a failure of the whole request. */
@@ -258,11 +309,19 @@ export function formatMoney(amount: number, currency: string): string {
  * The answer PRODUCT.md gives a valid redemption (or check) in a known state at `now`: each
  * distinct code (ASCII letters folded, listed twice counts once) in order; a code this
  * transaction holds is not judged again and gives what it recorded; any other is judged by its
- * promotion's terms in PRODUCT.md's order, then by whether another transaction holds it. 422 if
- * any code is not the account's, else 409 if any fails or the transaction was voided or would
- * hold more than 50 codes. On success each code's discount and amount: the codes apply in their
- * order to what is left of the basket, a held code taking off what it recorded (in the basket's
- * currency), a fresh one what its discount takes (none without a basket or for type none).
+ * promotion's terms in PRODUCT.md's order, then by the counts of "Counting": `customer_required`
+ * (a limit per customer and no customer_id), the code's uses (held by as many other transactions
+ * as its current maximum: `code_already_redeemed` when that is 1, else
+ * `code_usage_limit_reached`), the promotion's budget, the customer's uses of the promotion; the
+ * codes of one request count together, each taking one use of its promotion's budget and of the
+ * customer's limit when it passes, so that a later code of the same promotion finds one use
+ * fewer. 422 if any code is not the account's, else 409 if any fails or the transaction was
+ * voided (it holds nothing then) or would hold more than MAX_HELD_CODES codes (docs/redemption.md:
+ * every listed code it does not hold and that has a use left counts, whatever its terms: a
+ * single-use code another transaction holds does not, a multi-use code does until its uses are
+ * all held). On success each code's discount and amount: the codes apply in their order to what
+ * is left of the basket, a held code taking off what it recorded (in the basket's currency), a
+ * fresh one what its discount takes (none without a basket or for type none).
  */
 export function judgeTill(body: RedemptionBody, model: TillModel, now: number): RedemptionVerdict {
   const me = JSON.stringify([body.site_id, body.pos_transaction_id]);
@@ -275,9 +334,11 @@ export function judgeTill(body: RedemptionBody, model: TillModel, now: number): 
     seen.add(identity);
     distinct.push({ typed, ...(folded !== undefined && model.codes.has(folded) ? { issued: folded } : {}) });
   }
+  const mine = new Map((model.held.get(me) ?? []).map((held) => [held.code, held]));
   const failures: Failure[] = [];
-  const succeeding: { code: string; generatorId: number; held: boolean }[] = [];
-  // The 50-code bound counts every code the request would add (held by no one), whatever its terms.
+  const succeeding: { code: string; generatorId: number; held?: HeldCode }[] = [];
+  /** Uses the codes before the current one take, per promotion. */
+  const taking = new Map<number, number>();
   let adding = 0;
   let notFound = false;
   for (const code of distinct) {
@@ -287,27 +348,30 @@ export function judgeTill(body: RedemptionBody, model: TillModel, now: number): 
       continue;
     }
     const generatorId = model.codes.get(code.issued)!.generatorId;
-    const holder = model.holders.get(code.issued);
-    if (holder === me) {
-      succeeding.push({ code: code.issued, generatorId, held: true });
+    const held = mine.get(code.issued);
+    if (held) {
+      succeeding.push({ code: code.issued, generatorId, held });
       continue;
     }
-    if (holder === undefined) adding++;
-    const broken = brokenTerm(model.promotions.get(generatorId)!, body.site_id, body.basket, now);
-    if (broken) failures.push({ ...broken, code: code.issued, generatorId });
-    else if (holder !== undefined) failures.push({ messageId: 'code_already_redeemed', code: code.issued, generatorId, content: {} });
-    else succeeding.push({ code: code.issued, generatorId, held: false });
+    const promotion = model.promotions.get(generatorId)!;
+    if (holdersOf(model, code.issued).length < promotion.max_redemptions_per_code) adding++;
+    const refused = brokenTerm(promotion, body.site_id, body.basket, now) ?? countRefusal(promotion, model, code.issued, generatorId, body.customer_id, taking);
+    if (refused) failures.push({ ...refused, code: code.issued, generatorId });
+    else {
+      taking.set(generatorId, (taking.get(generatorId) ?? 0) + 1);
+      succeeding.push({ code: code.issued, generatorId });
+    }
   }
-  const voided = model.voided.has(me);
   const held = model.held.get(me)?.length ?? 0;
-  if (voided) failures.unshift({ messageId: 'transaction_voided', content: { site_id: body.site_id, pos_transaction_id: body.pos_transaction_id } });
-  if (held + adding > 50) failures.push({ messageId: 'too_many_codes', content: { held, adding, limit: 50 } });
+  if (model.voided.has(me))
+    failures.unshift({ messageId: 'transaction_voided', content: { site_id: body.site_id, pos_transaction_id: body.pos_transaction_id } });
+  if (held + adding > MAX_HELD_CODES) failures.push({ messageId: 'too_many_codes', content: { held, adding, limit: MAX_HELD_CODES } });
   if (failures.length > 0) return { kind: 'refused', status: notFound ? 422 : 409, failures };
 
   let left = body.basket?.total ?? 0;
-  const codes = succeeding.map(({ code, generatorId, held: isHeld }) => {
-    if (isHeld) {
-      const { redeemedAt: _, ...given } = model.given.get(code)!;
+  const codes = succeeding.map(({ code, generatorId, held: recorded }) => {
+    if (recorded) {
+      const { given } = recorded;
       if (given.discount_amount !== undefined && given.currency === body.basket?.currency) left = Math.max(0, left - given.discount_amount);
       return { code, generatorId, given, held: true };
     }
@@ -318,4 +382,74 @@ export function judgeTill(body: RedemptionBody, model: TillModel, now: number): 
     return { code, generatorId, given: { discount, discount_amount: off, currency: body.basket.currency }, held: false };
   });
   return { kind: 'success', codes, fresh: codes.filter((code) => !code.held).map((code) => code.code) };
+}
+
+/** The first count of "Counting" a code breaks (its terms passed), given the uses the codes before it in the request take. */
+function countRefusal(
+  promotion: Promotion,
+  model: TillModel,
+  code: string,
+  generatorId: number,
+  customer: string | undefined,
+  taking: ReadonlyMap<number, number>,
+): Omit<Failure, 'code' | 'generatorId'> | undefined {
+  const perCustomer = promotion.max_redemptions_per_customer;
+  if (perCustomer !== null && customer === undefined) return { messageId: 'customer_required', content: { max_redemptions_per_customer: perCustomer } };
+  const maximum = promotion.max_redemptions_per_code;
+  if (holdersOf(model, code).length + 1 > maximum) {
+    return maximum === 1
+      ? { messageId: 'code_already_redeemed', content: {} }
+      : { messageId: 'code_usage_limit_reached', content: { max_redemptions_per_code: maximum } };
+  }
+  const before = taking.get(generatorId) ?? 0;
+  const budget = promotion.max_redemptions;
+  if (budget !== null && usesOf(model, generatorId) + before + 1 > budget)
+    return { messageId: 'promotion_budget_exhausted', content: { max_redemptions: budget } };
+  if (perCustomer !== null && usesOf(model, generatorId, customer) + before + 1 > perCustomer) {
+    return { messageId: 'customer_limit_reached', content: { max_redemptions_per_customer: perCustomer } };
+  }
+  return undefined;
+}
+
+/** A successful redemption's codes taken now, into the model: held by the transaction with what they gave, at `redeemedAt`, for the customer named. */
+export function recordRedemption(model: TillModel, body: RedemptionBody, verdict: Extract<RedemptionVerdict, { kind: 'success' }>, redeemedAt: string): void {
+  const me = JSON.stringify([body.site_id, body.pos_transaction_id]);
+  const taken = verdict.codes
+    .filter(({ held }) => !held)
+    .map(
+      ({ code, generatorId, given }): HeldCode => ({
+        code,
+        generatorId,
+        given,
+        redeemedAt,
+        ...(body.customer_id !== undefined ? { customer: body.customer_id } : {}),
+      }),
+    );
+  if (taken.length > 0) model.held.set(me, [...(model.held.get(me) ?? []), ...taken]);
+}
+
+/** A first void of a transaction, into the model: it releases what it holds (returned, in the order redeemed) and is voided for good. */
+export function recordVoid(model: TillModel, transaction: string): HeldCode[] {
+  const released = model.held.get(transaction) ?? [];
+  model.held.delete(transaction);
+  model.voided.add(transaction);
+  return released;
+}
+
+/**
+ * The uses the count tables must hold for this model (keys as count-tables.ts names them): per
+ * promotion, per code and per customer of a promotion (by `customerKey`, the keyed hash the
+ * service stores), the uses held by transactions not voided.
+ */
+export function expectedCounts(model: TillModel, accountId: number, customerKey: (customer: string) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  const bump = (key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
+  for (const codes of model.held.values()) {
+    for (const held of codes) {
+      bump(`promotion ${held.generatorId}`);
+      bump(`code ${accountId}#${held.code}`);
+      if (held.customer !== undefined) bump(`customer ${held.generatorId}#${customerKey(held.customer)}`);
+    }
+  }
+  return counts;
 }
