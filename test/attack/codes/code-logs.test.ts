@@ -92,6 +92,27 @@ const SCENARIOS: Record<string, Scenario> = {
       }
     }
   },
+  listCodeRedemptions: async (api, account, issued) => {
+    for (const { generatorId, codes } of issued) {
+      for (const code of codes) {
+        for (const typed of [code, code.toLowerCase()]) {
+          const response = await call(api, 'core', 'GET', `/v1.0/codegen/${generatorId}/codes/${encodeURIComponent(typed)}/redemptions?limit=1`, {
+            token: account.token,
+          });
+          expect(response.status).toBe(200);
+        }
+        // Another generator's (404), a bad cursor (400), no token (401), another method (405).
+        expect((await call(api, 'core', 'GET', `/v1.0/codegen/${generatorId + 1_000_000}/codes/${code}/redemptions`, { token: account.token })).status).toBe(
+          404,
+        );
+        expect((await call(api, 'core', 'GET', `/v1.0/codegen/${generatorId}/codes/${code}/redemptions?cursor=${code}`, { token: account.token })).status).toBe(
+          400,
+        );
+        expect((await call(api, 'core', 'GET', `/v1.0/codegen/${generatorId}/codes/${code}/redemptions`)).status).toBe(401);
+        expect((await call(api, 'core', 'DELETE', `/v1.0/codegen/${generatorId}/codes/${code}/redemptions`, { token: account.token })).status).toBe(405);
+      }
+    }
+  },
   redeemCodes: tillScenario('/v2.0/redeemed_codes'),
   validateCodes: tillScenario('/v2.0/validated_codes'),
 };
