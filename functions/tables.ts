@@ -36,6 +36,20 @@ export interface TableSpec {
   readonly description: string;
 }
 
+/** What the codes list shows of a code, projected into both of the codes' indexes. */
+const CODE_LIST_ATTRIBUTES = [
+  'code_generator_id',
+  'issued_at',
+  'redeemed_at',
+  'site_id',
+  'pos_transaction_id',
+  'discount_amount',
+  'currency',
+  // A pooled code's uses, as the stream worker rolls its shards up (times_redeemed, which may lag).
+  'pooled',
+  'shard_uses',
+] as const;
+
 export const tables = {
   apiKeys: {
     envVar: 'API_KEYS_TABLE',
@@ -114,36 +128,14 @@ export const tables = {
         name: 'by_generator',
         partitionKey: { name: 'generator_key', type: 'S' },
         sortKey: { name: 'code', type: 'S' },
-        nonKeyAttributes: [
-          'code_generator_id',
-          'issued_at',
-          'redeemed_at',
-          'site_id',
-          'pos_transaction_id',
-          'discount_amount',
-          'currency',
-          // A pooled code's uses, as the stream worker rolls its shards up (times_redeemed, which may lag).
-          'pooled',
-          'shard_uses',
-        ],
+        nonKeyAttributes: CODE_LIST_ATTRIBUTES,
       },
       {
         // …?redeemed=true|false: the same, in one partition per generator and state.
         name: 'by_redeemed',
         partitionKey: { name: 'redeemed_key', type: 'S' },
         sortKey: { name: 'code', type: 'S' },
-        nonKeyAttributes: [
-          'code_generator_id',
-          'issued_at',
-          'redeemed_at',
-          'site_id',
-          'pos_transaction_id',
-          'discount_amount',
-          'currency',
-          // A pooled code's uses, as the stream worker rolls its shards up (times_redeemed, which may lag).
-          'pooled',
-          'shard_uses',
-        ],
+        nonKeyAttributes: CODE_LIST_ATTRIBUTES,
       },
     ],
     description:
