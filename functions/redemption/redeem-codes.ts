@@ -28,6 +28,7 @@ import { generatorAt } from '#data/code-generators';
 import { readRedemptionState } from '#data/redemptions';
 import { pause, writeTogether, type TransactItem } from '#data/transactions';
 import { customerHash } from '#runtime/customer-key';
+import { logger } from '#runtime/observability';
 import { generatorSettings, settingsOf, type GeneratorSettings } from '#codes/generator-settings';
 import { assess, distinctCodes, fails, given, freshCodes, judge, judgedGenerators, knowNothing, type Assessment, type Till } from './assessment.ts';
 import { knownCounts } from './known-counts.ts';
@@ -104,6 +105,8 @@ export const handler = api<CodesRedemptionInput>({
   let fresh = false;
   let stale = false;
   let now = new Date();
+  /** What lost each round, for the log line of a request that runs out of rounds. */
+  const lost: string[] = [];
 
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     if (!read) {
@@ -193,6 +196,7 @@ export const handler = api<CodesRedemptionInput>({
           } else counts.delete(count.prefix);
         }),
       );
+      lost.push('short counts looked at');
       continue;
     }
 
@@ -262,6 +266,7 @@ export const handler = api<CodesRedemptionInput>({
     const result = await writeTogether(items, { conflictAttempts: CONFLICT_ATTEMPTS });
     if (result.outcome === 'written') return await answer(till, assessment, redeemedAt, settings);
 
+    lost.push(`conditions failed: ${[...new Set([...result.failed.keys()].map((index) => parts[index]!.role))].join(', ')}`);
     // Which conditions failed, and what they showed: a shard with newer terms (judge again by
     // terms read afresh), a shard not created yet or a grant spent (write it so), a pool short
     // (look at the count whole) or not ready, a customer at the limit (refuse by what it holds),
@@ -310,6 +315,8 @@ export const handler = api<CodesRedemptionInput>({
       }
     }
   }
+  // Rare by design (each round learns what failed it): on-call needs what the rounds met.
+  logger.warn('redemption ran out of rounds', { error_code: 'redemption_rounds_exhausted', rounds: ATTEMPTS, lost });
   throw serviceUnavailable();
 });
 

@@ -168,12 +168,16 @@ export function normalise(text: string): { text: string; values: string[] } {
   return { text: result, values };
 }
 
-function substitutePorts(text: string, from: Ports, to: Ports): string {
-  let result = text;
-  for (const key of Object.keys(from) as (keyof Ports)[]) {
-    result = result.replace(new RegExp(`(127\\.0\\.0\\.1|localhost):${from[key]}\\b`, 'g'), `$1:${to[key]}`);
-  }
-  return result;
+/**
+ * Every port of `from` replaced by its counterpart in `to`, in one pass: replacing them one after
+ * the other would turn a free port that happens to be a shown one (a core stack on 3001) into the
+ * next port's replacement too.
+ */
+export function substitutePorts(text: string, from: Ports, to: Ports): string {
+  const keys = Object.keys(from) as (keyof Ports)[];
+  const byPort = new Map(keys.map((key) => [String(from[key]), to[key]]));
+  const ports = keys.map((key) => from[key]).join('|');
+  return text.replace(new RegExp(`(127\\.0\\.0\\.1|localhost):(${ports})\\b`, 'g'), (_match, host: string, port: string) => `${host}:${byPort.get(port)}`);
 }
 
 /** A directory that looks like the repository (links to its files) but has its own `.local/`. */

@@ -1,6 +1,6 @@
 import { request, Agent } from 'node:http';
 import { Readable } from 'node:stream';
-import { expect, vi } from 'vitest';
+import { beforeEach, expect, vi } from 'vitest';
 import { routes, type HostId } from '../../functions/routes.ts';
 import type { LocalApi } from '../../local/server.ts';
 
@@ -117,7 +117,15 @@ export function expectClientError(host: HostId, response: RawResponse, method = 
 /** Seed for every property of a run: FUZZ_SEED replays one. */
 export function fuzzSeed(): number {
   const fromEnv = process.env.FUZZ_SEED;
-  return fromEnv ? Number(fromEnv) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
+  const seed = fromEnv ? Number(fromEnv) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
+  // A failure names its seed in its own message: CI shows failures, not every line a file printed.
+  beforeEach(({ onTestFailed }) =>
+    onTestFailed(({ task }) => {
+      for (const error of task.result?.errors ?? [])
+        error.message = `${error.message}\n(seed ${seed}: replay with FUZZ_SEED=${seed} npx vitest run ${task.file.name})`;
+    }),
+  );
+  return seed;
 }
 
 /** mulberry32: small, seedable, good enough to choose counts, kinds of writes and delays. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diffLines, normalise, parsePage, rewrite, type Outcome } from '../../../scripts/docs/walkthrough.ts';
+import { diffLines, normalise, parsePage, rewrite, substitutePorts, type Outcome } from '../../../scripts/docs/walkthrough.ts';
 import { fillSections, numberIn, sectionNames, statedCounts } from '../../../scripts/docs/generated.ts';
 
 /** The documentation runner's own rules, on small pages (test/docs runs the real ones). */
@@ -57,6 +57,24 @@ describe('normalise', () => {
         'Code <code> expired on <moment>; valid from <moment>, not 2026 10:00 UTC',
       ].join('\n'),
     );
+  });
+});
+
+describe('substitutePorts', () => {
+  const shown = { core: 3000, pos: 3001, dynamodb: 8000 };
+
+  it('maps every shown port to the stack port and back, in one pass, when a free port is a shown one', () => {
+    // The stack's free core port was 3001 and its database's 3000: replaced one after the other,
+    // 3000 would become 3001 and then the pos port (a failure CI met once).
+    const stack = { core: 3001, pos: 40123, dynamodb: 3000 };
+    const command = 'smoke --core-url http://127.0.0.1:3000 --pos-url http://127.0.0.1:3001 --db localhost:8000 :30001';
+    const run = substitutePorts(command, shown, stack);
+    expect(run).toBe('smoke --core-url http://127.0.0.1:3001 --pos-url http://127.0.0.1:40123 --db localhost:3000 :30001');
+    expect(substitutePorts(run, stack, shown)).toBe(command);
+  });
+
+  it('leaves other hosts and longer port numbers alone', () => {
+    expect(substitutePorts('http://example.com:3000 127.0.0.1:30000', shown, { core: 1, pos: 2, dynamodb: 3 })).toBe('http://example.com:3000 127.0.0.1:30000');
   });
 });
 
