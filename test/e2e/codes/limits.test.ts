@@ -8,8 +8,9 @@ import { documents } from '../../../functions/runtime/clients.ts';
 import { tableName } from '../../../functions/runtime/config.ts';
 import { call, RFC3339_MILLIS_UTC } from '../../support/http.ts';
 import { DEFAULT_LIMITS, GENERATOR_FIELDS, winterPromotion } from '../../support/fixtures.ts';
-import { send, type CoreBody } from '../../support/client.ts';
+import { send } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
+import { generatorRoutes, type GeneratorChange, type GeneratorFields } from '../../support/generator-routes.ts';
 import { codeGeneratorsOf, codeItemsOf, eventsOf, posTransactionsOf, promotionShardsOf } from '../../support/records.ts';
 
 /**
@@ -22,8 +23,8 @@ import { codeGeneratorsOf, codeItemsOf, eventsOf, posTransactionsOf, promotionSh
  */
 const ctx = useLocalApi();
 
-type Fields = CoreBody<'createCodeGenerator'>['code_generator'];
-type Change = CoreBody<'updateCodeGenerator'>['code_generator'];
+type Fields = GeneratorFields;
+type Change = GeneratorChange;
 
 const PER_CODE_RANGE = 'must be between 1 and 1000000';
 const BUDGET_RANGE = 'must be between 1 and 100000000';
@@ -31,32 +32,7 @@ const BUDGET_FORM = 'must be null or an integer from 1 to 100000000';
 const PER_CUSTOMER_RANGE = 'must be between 1 and 1000';
 const PER_CUSTOMER_FORM = 'must be null or an integer from 1 to 1000';
 
-const create = (fields: Partial<Fields> = {}) =>
-  send(ctx.api, ctx.account.token, ({ core }) => core.POST('/v1.0/codegen', { body: { code_generator: { ...winterPromotion, ...fields } } }));
-const created = async (fields: Partial<Fields> = {}) => {
-  const response = await create(fields);
-  expect(response.status, response.text).toBe(201);
-  return response.json.code_generator;
-};
-/** A body no typed client would send: raw. */
-const createRaw = (fields: Record<string, unknown>) =>
-  call(ctx.api, 'core', 'POST', '/v1.0/codegen', { token: ctx.account.token, body: { code_generator: { ...winterPromotion, ...fields } } });
-const patch = (id: number, fields: Change) =>
-  send(ctx.api, ctx.account.token, ({ core }) => core.PATCH('/v1.0/codegen/{id}', { params: { path: { id } }, body: { code_generator: fields } }));
-const patchRaw = (id: number, fields: Record<string, unknown>) =>
-  call(ctx.api, 'core', 'PATCH', `/v1.0/codegen/${id}`, { token: ctx.account.token, body: { code_generator: fields } });
-const get = (id: number) => send(ctx.api, ctx.account.token, ({ core }) => core.GET('/v1.0/codegen/{id}', { params: { path: { id } } }));
-const list = (storeId?: number) =>
-  send(ctx.api, ctx.account.token, ({ core }) => core.GET('/v1.0/codegen', { params: { query: storeId === undefined ? {} : { store_id: storeId } } }));
-
-/** The generator's item as stored. */
-const stored = async (id: number) => (await codeGeneratorsOf(ctx.account.accountId)).find((generator) => generator.id === id)!;
-const eventTypes = async () => (await eventsOf(ctx.account.accountId)).map((event) => event.type).sort();
-
-/** What a 422 must leave as it was: the generator's item, the events and the shards. */
-async function snapshot(id: number) {
-  return { item: await stored(id), events: await eventTypes(), shards: await promotionShardsOf(ctx.account.accountId, id) };
-}
+const { create, created, createRaw, patch, patchRaw, get, list, stored, eventTypes, snapshot } = generatorRoutes(ctx);
 
 /** A generator as one written before the limits existed: its item without them. */
 async function withoutLimits(id: number) {
