@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routes } from '../../../functions/routes.ts';
 import type { LocalApi } from '../../../local/server.ts';
 import { newAccount } from '../../support/accounts.ts';
-import { captureLogs, failingDynamoOperation, type DynamoTransport } from '../support.ts';
+import { failingDynamoOperation } from '../support.ts';
+import { useLoggedApi } from '../logged-api.ts';
 import { call } from '../../support/http.ts';
 
 /**
@@ -117,35 +118,10 @@ const SCENARIOS: Record<string, Scenario> = {
   validateCodes: tillScenario('/v2.0/validated_codes'),
 };
 
-const captured: string[] = [];
-const savedLevel = process.env.POWERTOOLS_LOG_LEVEL;
-const savedLogEvent = process.env.POWERTOOLS_LOGGER_LOG_EVENT;
-let api: LocalApi;
-let transport: DynamoTransport;
-
-beforeAll(async () => {
-  vi.resetModules();
-  process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
-  // As an operator debugging a stage might: Powertools would then log each whole event (the chains refuse).
-  process.env.POWERTOOLS_LOGGER_LOG_EVENT = 'true';
-  captureLogs(captured);
-  const { sourceHandlers, startLocalApi } = await import('../../../local/server.ts');
-  api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourceHandlers, log: (line) => void captured.push(line) });
-  const { dynamodb } = await import('../../../functions/runtime/clients.ts');
-  transport = (dynamodb.config as unknown as { requestHandler: typeof transport }).requestHandler;
-});
-
-afterAll(async () => {
-  await api?.close();
-  vi.restoreAllMocks();
-  if (savedLevel === undefined) delete process.env.POWERTOOLS_LOG_LEVEL;
-  else process.env.POWERTOOLS_LOG_LEVEL = savedLevel;
-  if (savedLogEvent === undefined) delete process.env.POWERTOOLS_LOGGER_LOG_EVENT;
-  else process.env.POWERTOOLS_LOGGER_LOG_EVENT = savedLogEvent;
-});
+const logged = useLoggedApi({ logEvent: true });
 
 /** Every request of one DynamoDB operation answers with an error of `type`. */
-const failing = (operation: string, status: number, type: string) => failingDynamoOperation(transport, operation, status, type);
+const failing = (operation: string, status: number, type: string) => failingDynamoOperation(logged.transport, operation, status, type);
 
 describe('promotion codes in logs', () => {
   it('every route that carries a code has a scenario below', () => {
@@ -161,14 +137,14 @@ describe('promotion codes in logs', () => {
       { generation_type: 'tillgate', code_length: 10, prefix: 'WIN-', store_id: 1 },
       { generation_type: 'numeric', code_length: 12, store_id: 1 },
     ]) {
-      const created = await call(api, 'core', 'POST', '/v1.0/codegen', { token: account.token, body: { code_generator: generator } });
+      const created = await call(logged.api, 'core', 'POST', '/v1.0/codegen', { token: account.token, body: { code_generator: generator } });
       const generatorId = created.json.code_generator.id as number;
-      const response = await call(api, 'core', 'POST', `/v1.0/codegen/${generatorId}/codes`, { token: account.token, body: { count: 5 } });
+      const response = await call(logged.api, 'core', 'POST', `/v1.0/codegen/${generatorId}/codes`, { token: account.token, body: { count: 5 } });
       expect(response.status).toBe(201);
       issued.push({ generatorId, codes: response.json.codes });
     }
 
-    for (const route of routes) await SCENARIOS[route.operationId]?.(api, account, issued);
+    for (const route of routes) await SCENARIOS[route.operationId]?.(logged.api, account, issued);
 
     // Server faults on the code lookup: a throttled database (503) and a bug (500), whose error is logged in full.
     const [first] = issued;
@@ -179,12 +155,12 @@ describe('promotion codes in logs', () => {
       const spy = failing('GetItem', status, type);
       const code = first!.codes[0]!;
       // The token lookup is a GetItem too: the fault hits it first, and the route's own read when the token is cached.
-      const response = await call(api, 'core', 'GET', `/v1.0/codegen/${first!.generatorId}/codes/${code}`, { token: account.token });
+      const response = await call(logged.api, 'core', 'GET', `/v1.0/codegen/${first!.generatorId}/codes/${code}`, { token: account.token });
       expect(response.status).toBe(expected);
       spy.mockRestore();
     }
 
-    const lines = captured
+    const lines = logged.captured
       .join('\n')
       .split('\n')
       .filter((line) => line.trim() !== '');

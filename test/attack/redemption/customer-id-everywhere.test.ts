@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import codesRedemption from '../../../functions/http/schemas/codesRedemption.generated.ts';
 import { routes } from '../../../functions/routes.ts';
-import type { LocalApi } from '../../../local/server.ts';
 import { newAccount } from '../../support/accounts.ts';
 import { call, type HttpResponse } from '../../support/http.ts';
-import { captureLogs, failingDynamoOperation, type DynamoTransport } from '../support.ts';
+import { failingDynamoOperation } from '../support.ts';
+import { useLoggedApi } from '../logged-api.ts';
 
 /**
  * A customer id (`transaction.customer_id`) is never logged and never returned (PRODUCT.md,
@@ -45,42 +45,15 @@ const base64Forms = (text: string) =>
   });
 const PIECES = [MARKER, MARKER.slice(8, 24), MARKER.slice(-12), String(NUMBER), ...base64Forms(MARKER)];
 
-const captured: string[] = [];
+const logged = useLoggedApi({ logEvent: true });
 const responses: { readonly what: string; readonly response: HttpResponse }[] = [];
-const saved = { level: process.env.POWERTOOLS_LOG_LEVEL, logEvent: process.env.POWERTOOLS_LOGGER_LOG_EVENT };
-let api: LocalApi;
-let transport: DynamoTransport;
-
-beforeAll(async () => {
-  vi.resetModules();
-  process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
-  // Powertools would log every invocation's whole event (body included) with this set: the chains must not let it.
-  process.env.POWERTOOLS_LOGGER_LOG_EVENT = 'true';
-  captureLogs(captured);
-  const { sourceHandlers, startLocalApi } = await import('../../../local/server.ts');
-  api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourceHandlers, log: (line) => void captured.push(line) });
-  const { dynamodb } = await import('../../../functions/runtime/clients.ts');
-  transport = (dynamodb.config as unknown as { requestHandler: typeof transport }).requestHandler;
-});
-
-afterAll(async () => {
-  await api?.close();
-  vi.restoreAllMocks();
-  for (const [name, value] of [
-    ['POWERTOOLS_LOG_LEVEL', saved.level],
-    ['POWERTOOLS_LOGGER_LOG_EVENT', saved.logEvent],
-  ] as const) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
-});
 
 /** Every request of one DynamoDB operation answers with an error of `type`. */
-const failing = (operation: string, status: number, type: string) => failingDynamoOperation(transport, operation, status, type);
+const failing = (operation: string, status: number, type: string) => failingDynamoOperation(logged.transport, operation, status, type);
 
 /** One till request, with `token` (none when null); answers are checked here, not against the documents (the e2e suite does that). */
 async function tillAs(what: string, path: TillPath, body: unknown, token: string | null, headers: Record<string, string> = {}) {
-  const response = await call(api, 'pos', 'POST', path, { ...(token === null ? {} : { token }), body, headers, checkOpenApi: false });
+  const response = await call(logged.api, 'pos', 'POST', path, { ...(token === null ? {} : { token }), body, headers, checkOpenApi: false });
   responses.push({ what, response });
   return response;
 }
@@ -97,12 +70,12 @@ describe('customer ids', () => {
   it('appear in no log line and no response of any till route, in success, refusal, client-error and server-fault paths', async () => {
     const account = await newAccount();
     const coreOnly = await newAccount('core');
-    const created = await call(api, 'core', 'POST', '/v1.0/codegen', {
+    const created = await call(logged.api, 'core', 'POST', '/v1.0/codegen', {
       token: account.token,
       body: { code_generator: { generation_type: 'tillgate', code_length: 10, prefix: 'WIN-', store_id: 1 } },
     });
     const generatorId = created.json.code_generator.id as number;
-    const issued = await call(api, 'core', 'POST', `/v1.0/codegen/${generatorId}/codes`, { token: account.token, body: { count: 6 } });
+    const issued = await call(logged.api, 'core', 'POST', `/v1.0/codegen/${generatorId}/codes`, { token: account.token, body: { count: 6 } });
     expect(issued.status).toBe(201);
     const codes = issued.json.codes as string[];
     const code = (i: number) => codes[i]!;
@@ -188,7 +161,7 @@ describe('customer ids', () => {
       for (const piece of PIECES) expect(whole.includes(piece), `${what}: the response holds the customer id`).toBe(false);
     }
 
-    const lines = captured
+    const lines = logged.captured
       .join('\n')
       .split('\n')
       .filter((line) => line.trim() !== '');

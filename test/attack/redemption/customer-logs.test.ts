@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { LocalApi } from '../../../local/server.ts';
+import { describe, expect, it } from 'vitest';
 import { newAccount } from '../../support/accounts.ts';
-import { captureLogs, failingDynamoOperation, type DynamoTransport } from '../support.ts';
+import { failingDynamoOperation } from '../support.ts';
+import { useLoggedApi } from '../logged-api.ts';
 import { call } from '../../support/http.ts';
 
 /**
@@ -11,37 +11,17 @@ import { call } from '../../support/http.ts';
  * the field can be wrong, and beside another fault) and server faults; then every line written to
  * stdout, stderr, the console and the local gateway's log, and every answer, is searched for them.
  */
-const captured: string[] = [];
-const savedLevel = process.env.POWERTOOLS_LOG_LEVEL;
-let api: LocalApi;
-let transport: DynamoTransport;
-
-beforeAll(async () => {
-  vi.resetModules();
-  process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
-  captureLogs(captured);
-  const { sourceHandlers, startLocalApi } = await import('../../../local/server.ts');
-  api = await startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler: sourceHandlers, log: (line) => void captured.push(line) });
-  const { dynamodb } = await import('../../../functions/runtime/clients.ts');
-  transport = (dynamodb.config as unknown as { requestHandler: typeof transport }).requestHandler;
-});
-
-afterAll(async () => {
-  await api?.close();
-  vi.restoreAllMocks();
-  if (savedLevel === undefined) delete process.env.POWERTOOLS_LOG_LEVEL;
-  else process.env.POWERTOOLS_LOG_LEVEL = savedLevel;
-});
+const logged = useLoggedApi();
 
 describe("a till's customer in logs and answers", () => {
   it('appears in no log line and no answer of a run that redeemed and checked codes for customers, right and wrong', async () => {
     const account = await newAccount();
-    const created = await call(api, 'core', 'POST', '/v1.0/codegen', {
+    const created = await call(logged.api, 'core', 'POST', '/v1.0/codegen', {
       token: account.token,
       body: { code_generator: { generation_type: 'tillgate', code_length: 10, prefix: 'WIN-', store_id: 1 } },
     });
     const generatorId = created.json.code_generator.id as number;
-    const issued = await call(api, 'core', 'POST', `/v1.0/codegen/${generatorId}/codes`, { token: account.token, body: { count: 2 } });
+    const issued = await call(logged.api, 'core', 'POST', `/v1.0/codegen/${generatorId}/codes`, { token: account.token, body: { count: 2 } });
     const codes = issued.json.codes as string[];
 
     const card = 'LoyaltyCard-5X7Q-Private';
@@ -50,7 +30,7 @@ describe("a till's customer in logs and answers", () => {
     const answers: string[] = [];
     const statuses: number[] = [];
     const send = async (path: string, transaction: Record<string, unknown>) => {
-      const response = await call(api, 'pos', 'POST', path, { token: account.token, body: { transaction } });
+      const response = await call(logged.api, 'pos', 'POST', path, { token: account.token, body: { transaction } });
       answers.push(response.text);
       statuses.push(response.status);
     };
@@ -72,14 +52,14 @@ describe("a till's customer in logs and answers", () => {
         [400, 'ThrottlingException'],
         [400, 'ValidationException'],
       ] as const) {
-        const spy = failingDynamoOperation(transport, 'BatchGetItem', status, type);
+        const spy = failingDynamoOperation(logged.transport, 'BatchGetItem', status, type);
         await send(path, { ...sale, pos_transaction_id: `T-fault-${type}`, customer_id: card });
         spy.mockRestore();
       }
     }
 
     expect(new Set(statuses)).toEqual(new Set([200, 409, 422, 500, 503]));
-    const lines = captured
+    const lines = logged.captured
       .join('\n')
       .split('\n')
       .filter((line) => line.trim() !== '');
