@@ -91,7 +91,7 @@ try {
       const sitesProblem = sites === undefined ? undefined : tokenSitesProblem(scope, sites);
       if (sitesProblem) fail(`--site ${sitesProblem}`);
       const { token, key } = await issueToken(account, name, scope, sites === undefined ? {} : { sites });
-      const serves = sites === undefined ? (scope === 'core' ? '' : ', every site') : `, sites ${sites.map((site) => JSON.stringify(site)).join(', ')}`;
+      const serves = sites === undefined ? '' : `, sites ${sites.map((site) => JSON.stringify(site)).join(', ')}`;
       console.error(`Created ${key.key_id} for account ${account} ("${name}", scope ${scope}${serves}) in ${target}.`);
       console.error('The token follows. It is shown this once; store it in your secret manager now.');
       console.log(token);

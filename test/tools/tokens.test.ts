@@ -101,7 +101,7 @@ describe('npm run tokens -- create --site', { timeout: 60_000 }, () => {
     const keyId = /Created (key_[0-9a-f]{16})/.exec(created.stderr)![1]!;
 
     const unbound = await run('create', '--account', account, '--scope', 'pos', '--name', 'Till 4');
-    expect(unbound.stderr).toContain('scope pos, every site');
+    expect(unbound.stderr).toContain('("Till 4", scope pos) in');
     expect((await findApiKey(hashToken(unbound.stdout.trim())))!.sites).toBeUndefined();
     const unboundId = /Created (key_[0-9a-f]{16})/.exec(unbound.stderr)![1]!;
 
