@@ -2040,7 +2040,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description The generator is inactive, or too close to exhausting its codes to issue that many (issue fewer, or use a longer code_length), or the Idempotency-Key was already used with a different body. Nothing was issued. */
+            /** @description The generator is inactive, or too close to exhausting its codes to issue that many (issue fewer, or use a longer code_length), or the account's issued codes would pass its quota (ACCOUNT_CODE_QUOTA, 10,000,000 by default; the message names the quota and what the account holds), or the Idempotency-Key was already used with a different body. Nothing was issued. */
             409: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */

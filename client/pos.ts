@@ -498,7 +498,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            message_id: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "service_unavailable" | "internal_error" | "throttled" | "timeout" | "request_rejected" | "method_not_allowed";
+            message_id: "bad_request" | "unauthorized" | "forbidden" | "site_not_allowed" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "too_many_unknown_codes" | "service_unavailable" | "internal_error" | "throttled" | "timeout" | "request_rejected" | "method_not_allowed";
             message_content: {
                 /** @description Quote it to support. */
                 request_id: string;
@@ -627,7 +627,7 @@ export interface operations {
                     "application/json": components["schemas"]["PosError"];
                 };
             };
-            /** @description A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read. */
+            /** @description A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read. Or a till's token bound to sites (npm run tokens -- create --scope pos --site …) sent for another site_id (compared exactly): message_id site_not_allowed, the cashier text naming the site; checked once the body is valid, before anything is read or written. */
             403: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -880,7 +880,7 @@ export interface operations {
                     "application/json": components["schemas"]["PosError"];
                 };
             };
-            /** @description A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read. */
+            /** @description A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read. Or a till's token bound to sites (npm run tokens -- create --scope pos --site …) sent for another site_id (compared exactly): message_id site_not_allowed, the cashier text naming the site; checked once the body is valid, before anything is read or written. */
             403: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -965,7 +965,7 @@ export interface operations {
                     "application/json": components["schemas"]["RedemptionRefused"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. Or answered by the function: the guessing limit. This token named more codes that do not exist (in redemptions and checks together, each once per request) than UNKNOWN_CODE_LIMIT (120 by default) in the last minute; a request that names an unknown code is refused (message_id too_many_unknown_codes, X-Request-Id and this host's Content-Type) until Retry-After seconds have passed. A request whose codes all exist is never refused by this rule. Nothing was written. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -1150,7 +1150,7 @@ export interface operations {
                     "application/json": components["schemas"]["PosError"];
                 };
             };
-            /** @description A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read. */
+            /** @description A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read. Or a till's token bound to sites (npm run tokens -- create --scope pos --site …) sent for another site_id (compared exactly): message_id site_not_allowed, the cashier text naming the site; checked once the body is valid, before anything is read or written. */
             403: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
@@ -1235,7 +1235,7 @@ export interface operations {
                     "application/json": components["schemas"]["RedemptionRefused"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. Or answered by the function: the guessing limit. This token named more codes that do not exist (in redemptions and checks together, each once per request) than UNKNOWN_CODE_LIMIT (120 by default) in the last minute; a request that names an unknown code is refused (message_id too_many_unknown_codes, X-Request-Id and this host's Content-Type) until Retry-After seconds have passed. A request whose codes all exist is never refused by this rule. A redemption would fail the same way. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */

@@ -219,6 +219,9 @@ export const routes: readonly Route[] = [
       codes: ['PutItem', 'UpdateItem', 'BatchGetItem'],
       events: ['PutItem', 'GetItem'],
       idempotencyKeys: ['GetItem', 'PutItem'],
+      // Id blocks, and the account's issued codes (data/code-quota.ts): read first, raised in the
+      // completing transaction, the item returned on a failed condition.
+      counters: ['UpdateItem', 'GetItem'],
     },
     params: 'idPath',
     body: { schema: 'codesIssue' },
@@ -348,6 +351,8 @@ export const routes: readonly Route[] = [
       codes: ['BatchGetItem', 'GetItem', 'UpdateItem'],
       posTransactions: ['BatchGetItem', 'UpdateItem', 'GetItem'],
       events: ['PutItem', 'GetItem'],
+      // Id blocks, and the guessing limit's counts of unknown codes (data/unknown-codes.ts).
+      counters: ['UpdateItem', 'GetItem'],
     },
     // transaction.customer_id is counted by its keyed hash (functions/runtime/customer-key.ts).
     secrets: ['customerKey'],
@@ -371,6 +376,8 @@ export const routes: readonly Route[] = [
       promotionShards: ['BatchGetItem', 'GetItem'],
       codeShards: ['BatchGetItem', 'GetItem'],
       customerUses: ['BatchGetItem'],
+      // The guessing limit's counts of unknown codes (data/unknown-codes.ts).
+      counters: ['UpdateItem', 'GetItem'],
     },
     secrets: ['customerKey'],
     body: { root: 'transaction', schema: 'codesRedemption', lenient: true },

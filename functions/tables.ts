@@ -59,7 +59,10 @@ export const tables = {
   counters: {
     envVar: 'COUNTERS_TABLE',
     partitionKey: { name: 'name', type: 'S' },
-    description: 'The id sequence, from which each execution environment reserves a block of ids at a time.',
+    // Only the guessing limit's items expire; the id sequence and the accounts' counts have no expires_at.
+    timeToLiveAttribute: 'expires_at',
+    description:
+      "The id sequence, from which each execution environment reserves a block of ids at a time; each account's issued codes (the quota, data/code-quota.ts); each token's unknown codes per minute (the guessing limit, data/unknown-codes.ts; they expire).",
   },
   codeGenerators: {
     envVar: 'CODE_GENERATORS_TABLE',

@@ -55,6 +55,10 @@ export interface TillgateConfig {
   readonly tokenRateLimit: number;
   /** The limit's window: 60, 120, 300 or 600 seconds (what WAF offers); also the 429's Retry-After. */
   readonly tokenRateLimitWindowSeconds: number;
+  /** Handed to the functions: unknown codes one token may name per minute (redemptions and checks together) before 429. */
+  readonly unknownCodeLimit: number;
+  /** Handed to the functions: the most codes one account may hold issued; an issuance past it answers 409. */
+  readonly accountCodeQuota: number;
   /**
    * Per secret, the label of its last manual rotation (`-c customerKeyRotation=…`, functions/secrets.ts):
    * handed to the functions that read it, so a new label makes them read the secret again.
@@ -74,6 +78,8 @@ export const defaults = {
   tokenRateLimitEnabled: true,
   tokenRateLimit: 300,
   tokenRateLimitWindowSeconds: 60,
+  unknownCodeLimit: 120,
+  accountCodeQuota: 10_000_000,
 } as const;
 
 /** The evaluation windows a WAF rate-based rule accepts. */
@@ -179,6 +185,8 @@ export function readConfig(node: Node): TillgateConfig {
     // WAF's own bounds for a rate-based rule's limit.
     tokenRateLimit: integer('tokenRateLimit', defaults.tokenRateLimit, 10, 2_000_000_000),
     tokenRateLimitWindowSeconds,
+    unknownCodeLimit: integer('unknownCodeLimit', defaults.unknownCodeLimit, 1, 1_000_000),
+    accountCodeQuota: integer('accountCodeQuota', defaults.accountCodeQuota, 1, 1_000_000_000_000),
     secretRotations,
   };
 }

@@ -63,6 +63,8 @@ export class TillgateStack extends Stack {
       TILLGATE_STAGE: config.stage,
       EVENT_RETENTION_DAYS: String(config.eventRetentionDays),
       TOKEN_CACHE_SECONDS: String(config.tokenCacheSeconds),
+      UNKNOWN_CODE_LIMIT: String(config.unknownCodeLimit),
+      ACCOUNT_CODE_QUOTA: String(config.accountCodeQuota),
     };
     this.workers = new Workers(this, 'Workers', { projectRoot: PROJECT_ROOT, tables: this.dataTables, logRetention, removalPolicy, environment });
 

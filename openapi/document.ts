@@ -92,9 +92,9 @@ function gatewayExample(host: HostId, status: number) {
   return { fromTemplate: { summary: 'As the stage renders it (infra/gateway-errors.ts)', value } };
 }
 
-function gatewayErrorResponse(host: HostId, status: number) {
+function gatewayErrorResponse(host: HostId, status: number, operationNote?: string) {
   return {
-    description: gatewayDescriptions[status],
+    description: operationNote ? `${gatewayDescriptions[status]} ${operationNote}` : gatewayDescriptions[status],
     headers: {
       ...commonHeaders,
       'Cache-Control': header('Always no-store.', { const: 'no-store' }),
@@ -142,6 +142,12 @@ function rowDescription(route: Route, status: number): string | undefined {
       ...(route.idempotencyKey ? ['an Idempotency-Key that is not 1–255 visible ASCII characters'] : []),
     ];
     return `${faults.join('; ').replace(/^./, (first) => first.toUpperCase())}.`;
+  }
+  if (status === 403 && route.host === 'pos') {
+    return (
+      `${errorDescriptions[403]} Or a till's token bound to sites (npm run tokens -- create --scope pos --site …) sent for another ` +
+      'site_id (compared exactly): message_id site_not_allowed, the cashier text naming the site; checked once the body is valid, before anything is read or written.'
+    );
   }
   if (status === 409 && route.idempotencyKey) return 'The Idempotency-Key was already used with a different body: nothing was done.';
   if (status === 503) {
@@ -577,7 +583,9 @@ const operations: Record<string, Operation> = {
     },
     refuses: [409],
     errorDescriptions: {
-      409: 'The generator is inactive, or too close to exhausting its codes to issue that many (issue fewer, or use a longer code_length), or the Idempotency-Key was already used with a different body. Nothing was issued.',
+      409:
+        "The generator is inactive, or too close to exhausting its codes to issue that many (issue fewer, or use a longer code_length), or the account's issued codes would pass its quota " +
+        '(ACCOUNT_CODE_QUOTA, 10,000,000 by default; the message names the quota and what the account holds), or the Idempotency-Key was already used with a different body. Nothing was issued.',
     },
   },
   getCode: {
@@ -675,6 +683,10 @@ const operations: Record<string, Operation> = {
 /** The two refusals of a redemption or a check, besides the generic ones. */
 function redemptionErrors(outcome: string): Record<number, string> {
   return {
+    429:
+      'Or answered by the function: the guessing limit. This token named more codes that do not exist (in redemptions and checks together, each once per request) ' +
+      'than UNKNOWN_CODE_LIMIT (120 by default) in the last minute; a request that names an unknown code is refused (message_id too_many_unknown_codes, ' +
+      `X-Request-Id and this host's Content-Type) until Retry-After seconds have passed. A request whose codes all exist is never refused by this rule. ${outcome}`,
     409: `Refused, no code unknown: one errors entry and one display message per failing code (its first broken rule, in this order: code_generator_inactive, code_not_yet_valid, code_expired, code_not_valid_at_site, basket_required, currency_mismatch, basket_below_minimum, customer_required, code_already_redeemed (held by another transaction, the code's maximum being 1) or code_usage_limit_reached (its maximum above 1), promotion_budget_exhausted, customer_limit_reached; the codes of one request count together, in their order), plus transaction_voided once when the transaction was voided before, and too_many_codes once when it would hold more than ${MAX_HELD_CODES} codes. ${outcome}`,
     422: `A code is not an issued code of this account (message_id code_not_found; the other failures are named too), or the body failed validation (message_id validation_failed, one errors entry per problem). ${outcome}`,
   };
@@ -1227,7 +1239,7 @@ function pathItemOperation(route: Route) {
   const operation = operations[route.operationId] ?? undescribed(route);
   const responses: Record<string, object> = withCountedEtag(route, operation.success);
   for (const status of errorStatuses(route, operation)) responses[String(status)] = errorResponse(route, status, operation);
-  for (const status of GATEWAY_STATUSES) responses[String(status)] = gatewayErrorResponse(route.host, status);
+  for (const status of GATEWAY_STATUSES) responses[String(status)] = gatewayErrorResponse(route.host, status, operation.errorDescriptions?.[status]);
   return {
     operationId: route.operationId,
     summary: route.summary,

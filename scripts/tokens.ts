@@ -6,11 +6,14 @@ import { defaults } from '../infra/config.ts';
 const usage = `Usage: npm run tokens -- <command> [options]
 
 Commands:
-  create --account N --scope SCOPE --name NAME
+  create --account N --scope SCOPE --name NAME [--site SITE_ID]...
                          Issue a token for account N; it is printed once, only its hash is stored.
                          SCOPE (required): pos (the pos host: tills), core (the core host: back
                          office and integrations) or all. NAME: printable text, 1 to 64 characters.
-  list                   List keys: id, account, scope, name, created, revoked. Never the tokens.
+                         --site (scope pos only, repeatable): the till may void, redeem and check
+                         only for these site_ids (compared exactly); without it, every site.
+  list                   List keys: id, account, scope, sites (* for every site), name, created,
+                         revoked. Never the tokens.
   revoke KEY_ID          Revoke a key; requests with its token get 401.
   scope KEY_ID SCOPE     Give an existing key a scope (pos, core or all), its token unchanged: for
                          keys issued before scopes existed (listed with scope "-", refused with
@@ -28,6 +31,7 @@ const { values, positionals } = parseArgs({
     account: { type: 'string' },
     name: { type: 'string' },
     scope: { type: 'string' },
+    site: { type: 'string', multiple: true },
     aws: { type: 'boolean', default: false },
     table: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
@@ -68,7 +72,7 @@ function cacheNotice(what: string): string | undefined {
   return seconds > 0 ? `npm start, run with TOKEN_CACHE_SECONDS=${seconds} as in this shell, may ${what} for up to ${seconds} s more.` : undefined;
 }
 
-const { issueToken, isTokenScope, tokenNameProblem, TOKEN_SCOPES } = await import('../functions/http/tokens.ts');
+const { issueToken, isTokenScope, tokenNameProblem, tokenSitesProblem, TOKEN_SCOPES } = await import('../functions/http/tokens.ts');
 const { listApiKeys, revokeApiKey, setApiKeyScope } = await import('../functions/data/api-keys.ts');
 
 const scopeArgument = (value: string | undefined, where: string) =>
@@ -83,19 +87,25 @@ try {
       const name = values.name ?? '';
       const problem = tokenNameProblem(name);
       if (problem) fail(`--name ${problem}`);
-      const { token, key } = await issueToken(account, name, scope);
-      console.error(`Created ${key.key_id} for account ${account} ("${name}", scope ${scope}) in ${target}.`);
+      const sites = values.site;
+      const sitesProblem = sites === undefined ? undefined : tokenSitesProblem(scope, sites);
+      if (sitesProblem) fail(`--site ${sitesProblem}`);
+      const { token, key } = await issueToken(account, name, scope, sites === undefined ? {} : { sites });
+      const serves = sites === undefined ? '' : `, sites ${sites.map((site) => JSON.stringify(site)).join(', ')}`;
+      console.error(`Created ${key.key_id} for account ${account} ("${name}", scope ${scope}${serves}) in ${target}.`);
       console.error('The token follows. It is shown this once; store it in your secret manager now.');
       console.log(token);
       break;
     }
     case 'list': {
       const keys = await listApiKeys();
-      console.log(['key_id', 'account_id', 'scope', 'name', 'created_at', 'revoked_at'].join('\t'));
+      console.log(['key_id', 'account_id', 'scope', 'sites', 'name', 'created_at', 'revoked_at'].join('\t'));
       for (const key of keys) {
         // A name written before names were checked is shown escaped, so it cannot forge a row.
         const name = tokenNameProblem(key.name) ? JSON.stringify(key.name) : key.name;
-        console.log([key.key_id, key.account_id, key.scope ?? '-', name, key.created_at, key.revoked_at ?? '-'].join('\t'));
+        // Sites as a JSON list (a site_id may hold a comma or a space); * for every site.
+        const sites = Array.isArray(key.sites) ? JSON.stringify(key.sites) : '*';
+        console.log([key.key_id, key.account_id, key.scope ?? '-', sites, name, key.created_at, key.revoked_at ?? '-'].join('\t'));
       }
       const unscoped = keys.filter((key) => key.scope === undefined && key.revoked_at === undefined).length;
       if (unscoped > 0) console.error(`${unscoped} key(s) have no scope (scope "-"): they are refused with 403 until given one with \`scope KEY_ID SCOPE\`.`);
@@ -114,6 +124,10 @@ try {
     case 'scope': {
       const keyId = rest[0] ?? fail('scope needs a KEY_ID (see `list`) and a SCOPE');
       const scope = scopeArgument(rest[1], 'SCOPE');
+      const bound = (await listApiKeys()).find((k) => k.key_id === keyId)?.sites;
+      if (bound !== undefined && scope !== 'pos') {
+        fail(`${keyId} is bound to sites ${JSON.stringify(bound)}: only scope pos serves a till's sites; issue a new token of scope ${scope} instead`);
+      }
       const key = await setApiKeyScope(keyId, scope);
       if (!key) fail(`no key ${keyId} in ${target}`);
       console.log(`Key ${key!.key_id} (account ${key!.account_id}, "${key!.name}") now has scope ${key!.scope}.`);

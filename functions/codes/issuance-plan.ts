@@ -3,8 +3,8 @@ const TRANSACTION_ITEMS = 100;
 
 /**
  * How an issuance of `count` codes splits into transactions. The last transaction completes the
- * issuance: its codes with the generator's status check, the event, the stored response (with an
- * Idempotency-Key) and, when codes came before it, the issuance record. When the codes do not fit
+ * issuance: its codes with the generator's status check, the event, the account's code quota,
+ * the stored response (with an Idempotency-Key) and, when codes came before it, the issuance record. When the codes do not fit
  * there, the others are written pending first in equal batches of at most TRANSACTION_ITEMS, and
  * finalised afterwards (the same batches, as updates): the last transaction takes nearly as many
  * codes as it holds (the fewer pending codes, the fewer to finalise), and the pending batches are
@@ -21,7 +21,8 @@ export interface IssuancePlan {
 }
 
 export function issuancePlan(count: number, withIdempotencyKey: boolean): IssuancePlan {
-  const finalOverhead = 2 + (withIdempotencyKey ? 1 : 0); // the generator's status check, the event, the stored response
+  // The generator's status check, the event, the account's code quota (data/code-quota.ts), the stored response.
+  const finalOverhead = 3 + (withIdempotencyKey ? 1 : 0);
   if (count <= TRANSACTION_ITEMS - finalOverhead) return { batches: 0, batchSize: 0, lastSize: count };
   // With pending batches the last transaction also holds the issuance record.
   const rest = count - (TRANSACTION_ITEMS - finalOverhead - 1);

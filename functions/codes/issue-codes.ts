@@ -3,6 +3,8 @@ import { codeSpace, randomCode, type CodeSettings } from './code-shapes.ts';
 import { conflict, notFound, serviceUnavailable } from '#http/errors';
 import { generatorIsActive } from '#data/code-generators';
 import { finaliseCode, newCodeItem, putCode, putIssuance, takenCodes } from '#data/codes';
+import { codeQuotaRoom, quotaRefusal, takeFromCodeQuota } from '#data/code-quota';
+import { overQuota } from './code-quota.ts';
 import { generatorSettings } from './generator-settings.ts';
 import { issuancePlan } from './issuance-plan.ts';
 import { logger } from '#runtime/observability';
@@ -54,6 +56,15 @@ export const handler = api<{ count: number }, { id: number }>({
     const earlier = await findStoredResponse(scope, new Date());
     if (earlier) return replay(earlier, scope);
   }
+  // An issuance that cannot fit in the account's quota writes nothing (its completing
+  // transaction checks the quota again, exactly, against racing issuances); a repeat of one that
+  // was answered still gets its first answer.
+  const overflow = await codeQuotaRoom(context.accountId, count);
+  if (overflow) {
+    const earlier = scope && single ? await findStoredResponse(scope, new Date()) : undefined;
+    if (earlier && scope) return replay(earlier, scope);
+    throw overQuota(count, overflow);
+  }
 
   const issuance = new Issuance(context.accountId, id, settings, await nextId(), new Date().toISOString());
   const codes = issuance.draw(count);
@@ -70,11 +81,12 @@ export const handler = api<{ count: number }, { id: number }>({
     return [
       generatorIsActive(context.accountId, id),
       putEvent(eventRecord),
+      takeFromCodeQuota(context.accountId, count),
       ...(single ? [] : [putIssuance(context.accountId, id, issuance.id, issuance.issuedAt, count)]),
       ...(stored ? [putStoredResponse(stored)] : []),
     ];
   };
-  const refused = await issuance.commit(codes.slice(count - lastSize), false, completion, { scope, eventId: eventRecord.id });
+  const refused = await issuance.commit(codes.slice(count - lastSize), false, completion, { scope, eventId: eventRecord.id, count });
   if (refused) return refused;
   await issuance.finalise(pendingBatches);
   return { statusCode: 201, rawJson: body };
@@ -167,7 +179,7 @@ class Issuance {
    * transaction. Codes found taken are replaced and the batch tried again, a bounded number of
    * times. Returns a Reply when the issuance ends otherwise (a replayed Idempotency-Key).
    */
-  async commit(batch: string[], pending: boolean, completion: () => TransactItem[], last: { scope?: IdempotencyScope; eventId?: number } = {}) {
+  async commit(batch: string[], pending: boolean, completion: () => TransactItem[], last: { scope?: IdempotencyScope; eventId?: number; count?: number } = {}) {
     let codes = batch.map((code) => this.latest(code));
     for (let round = 0; round < ROUNDS; round++) {
       const tail = completion();
@@ -177,7 +189,7 @@ class Issuance {
       ]);
       if (result.outcome === 'written') return undefined;
       const failedTail = new Set([...result.failed.keys()].filter((index) => index >= codes.length).map((index) => index - codes.length));
-      // The last batch's tail: [status check, event, (issuance record), (stored response)].
+      // The last batch's tail: [status check, event, quota, (issuance record), (stored response)].
       if (failedTail.has(0)) {
         // The generator exists (its settings were read), so it failed for being inactive.
         throw conflict(`Code generator ${this.generatorId} is inactive; activate it to issue codes`);
@@ -190,6 +202,9 @@ class Issuance {
         freshIdCollided('events', last.eventId);
         throw serviceUnavailable();
       }
+      // A racing issuance of the account took the room: nothing of this one is issued (its pending
+      // codes, if any, never read as issued without the issuance record).
+      if (failedTail.has(2) && last.count !== undefined) throw overQuota(last.count, quotaRefusal(result.failed.get(codes.length + 2)));
       // Codes found taken: replacements checked free by a read first (reads are cheaper than
       // failed transactions), then the batch again.
       let contended = 0;

@@ -23,6 +23,11 @@ export interface ApiKey {
    * until an operator gives it a scope (`npm run tokens -- scope KEY_ID SCOPE`); see auth.ts.
    */
   scope?: TokenScope;
+  /**
+   * The only site_ids a `pos` key may void, redeem and check for (compared exactly); absent: every
+   * site, as for every key written before sites could be bound (docs/security.md).
+   */
+  sites?: string[];
   created_at: string;
   revoked_at?: string;
 }
@@ -82,6 +87,8 @@ export async function revokeApiKey(keyId: string, now: Date): Promise<ApiKey | u
 export async function setApiKeyScope(keyId: string, scope: TokenScope): Promise<ApiKey | undefined> {
   const key = (await listApiKeys()).find((k) => k.key_id === keyId);
   if (!key) return undefined;
+  // Sites bind a till's token: a key bound to sites stays pos (the token tool says so first).
+  if (key.sites !== undefined && scope !== 'pos') throw new Error(`Key ${keyId} is bound to sites: only scope pos may serve them`);
   const { Attributes } = await documents.send(
     new UpdateCommand({
       TableName: TABLE,

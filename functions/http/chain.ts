@@ -8,6 +8,7 @@ import { authentication } from '#http/middleware/authentication';
 import { hostResponse } from '#http/middleware/host-response';
 import { jsonBody } from '#http/middleware/json-body';
 import { parameters } from '#http/middleware/parameters';
+import { siteBinding } from '#http/middleware/site-binding';
 import type { ApiContext, ApiEvent, ApiOptions } from './request.ts';
 import type { Reply } from './reply.ts';
 import { logger, metrics } from '#runtime/observability';
@@ -18,7 +19,7 @@ import { routes, type Route } from '#functions/routes';
  * The middleware chain every handler runs in, middleware first and handler last:
  *   Lambda context on log lines → metrics flush → security headers → host response
  *   (request id, envelopes, ETag/304, access log) → token and its scope → header names → path and
- *   query → JSON body → handler.
+ *   query → JSON body → (pos) the till's site against its token's sites → handler.
  * Handlers throw HttpErrors and return a Reply; only the host-response middleware builds status
  * lines, headers and error bodies, so both hosts answer the same way from every route.
  */
@@ -40,7 +41,9 @@ export function api<Body = null, Params = null, Query = null>(options: ApiOption
     .use(authentication({ scope: route.scope }))
     .use(httpHeaderNormalizer())
     .use(parameters(options));
-  return route.body && options.body ? chain.use(jsonBody({ ...route.body, schema: options.body, rules: options.bodyRules })) : chain;
+  const withBody = route.body && options.body ? chain.use(jsonBody({ ...route.body, schema: options.body, rules: options.bodyRules })) : chain;
+  // Every pos route is a till's, for one site_id of its body (functions/routes.ts).
+  return route.host === 'pos' ? withBody.use(siteBinding()) : withBody;
 }
 
 /**

@@ -13,12 +13,14 @@ export const ERROR_CODES = [
   'bad_request',
   'unauthorized',
   'forbidden',
+  'site_not_allowed',
   'not_found',
   'conflict',
   'precondition_failed',
   'payload_too_large',
   'unsupported_media_type',
   'validation_failed',
+  'too_many_unknown_codes',
   'service_unavailable',
   'internal_error',
 ] as const;
@@ -30,6 +32,8 @@ export class HttpError extends Error {
     readonly code: ErrorCode,
     readonly problems: readonly Problem[],
     readonly retryAfterSeconds?: number,
+    /** What the pos host's cashier text names beside the attempt: the site a bound till was refused at. */
+    readonly subject?: string,
   ) {
     super(problems.map((p) => p.message).join('; '));
     this.name = 'HttpError';
@@ -55,6 +59,36 @@ export const unauthorized = (reason: UnauthorizedReason) => new HttpError(401, '
 
 /** A valid token outside its scope (or a key written before scopes, which has none). */
 export const forbidden = (message: string) => new HttpError(403, 'forbidden', single(message));
+
+/**
+ * A till's token bound to sites (`create --scope pos --site …`) used for another site_id: 403,
+ * the cashier text naming the site (docs/security.md, "Tills bound to their sites").
+ */
+export const siteNotAllowed = (siteId: string) =>
+  new HttpError(
+    403,
+    'site_not_allowed',
+    single(
+      `This token is bound to other sites than ${JSON.stringify(siteId)}; use the token of a till of that site, or ask the operator to bind this one to it`,
+    ),
+    undefined,
+    siteId,
+  );
+
+/**
+ * Too many codes not found for this token within the window (docs/security.md, "No guessing
+ * codes"): 429 with Retry-After, until enough of them are older than the window.
+ */
+export const tooManyUnknownCodes = (retryAfterSeconds: number, limit: number, windowSeconds: number) =>
+  new HttpError(
+    429,
+    'too_many_unknown_codes',
+    single(
+      `Too many codes that do not exist were sent with this X-Auth-Token: more than ${limit} in ${windowSeconds} seconds; ` +
+        'requests naming an unknown code are refused until the Retry-After delay has passed (requests whose codes all exist are still served)',
+    ),
+    retryAfterSeconds,
+  );
 
 export const notFound = (message = 'Not found') => new HttpError(404, 'not_found', single(message));
 

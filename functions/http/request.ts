@@ -38,6 +38,10 @@ export type ApiEvent<Body = null, Params = null, Query = null> = Omit<APIGateway
 export interface ApiContext extends Context {
   requestId: string;
   accountId: number;
+  /** The caller's key (its public handle, never the token): per-token limits count by it. */
+  keyId: string;
+  /** The sites a bound till's token serves (exactly); undefined: every site. */
+  sites: readonly string[] | undefined;
 }
 
 /**

@@ -25,7 +25,15 @@ export function hashToken(token: string): string {
  * scopes existed.
  */
 export type TokenCheck =
-  | { readonly outcome: 'valid'; readonly accountId: number; readonly scope: TokenScope | undefined }
+  | {
+      readonly outcome: 'valid';
+      readonly accountId: number;
+      readonly scope: TokenScope | undefined;
+      /** The key's public handle: what per-token limits count by (never the token). */
+      readonly keyId: string;
+      /** The sites a bound till's token serves; undefined: every site. */
+      readonly sites: readonly string[] | undefined;
+    }
   | { readonly outcome: 'malformed' | 'unknown' | 'revoked' };
 
 /**
@@ -36,26 +44,32 @@ export type TokenCheck =
  */
 const cacheMilliseconds = numberFromEnv('TOKEN_CACHE_SECONDS', 30) * 1000;
 const CACHE_LIMIT = 1000;
-const cache = new Map<string, { accountId: number; scope: TokenScope | undefined; expiresAt: number }>();
+type ValidToken = Omit<Extract<TokenCheck, { outcome: 'valid' }>, 'outcome'>;
+const cache = new Map<string, ValidToken & { expiresAt: number }>();
 
 export async function checkToken(token: string): Promise<TokenCheck> {
   if (!TOKEN_SHAPE.test(token)) return { outcome: 'malformed' };
   const hash = hashToken(token);
   const now = Date.now();
   const hit = cache.get(hash);
-  if (hit && hit.expiresAt > now) return { outcome: 'valid', accountId: hit.accountId, scope: hit.scope };
+  if (hit && hit.expiresAt > now) return { outcome: 'valid', accountId: hit.accountId, scope: hit.scope, keyId: hit.keyId, sites: hit.sites };
 
   const key = await findApiKey(hash);
   if (!key || key.revoked_at !== undefined) {
     cache.delete(hash);
     return { outcome: key ? 'revoked' : 'unknown' };
   }
-  const scope = isTokenScope(key.scope) ? key.scope : undefined;
+  const valid: ValidToken = {
+    accountId: key.account_id,
+    scope: isTokenScope(key.scope) ? key.scope : undefined,
+    keyId: key.key_id,
+    sites: Array.isArray(key.sites) ? key.sites : undefined,
+  };
   if (cacheMilliseconds > 0) {
     if (cache.size >= CACHE_LIMIT) cache.clear();
-    cache.set(hash, { accountId: key.account_id, scope, expiresAt: now + cacheMilliseconds });
+    cache.set(hash, { ...valid, expiresAt: now + cacheMilliseconds });
   }
-  return { outcome: 'valid', accountId: key.account_id, scope };
+  return { outcome: 'valid', ...valid };
 }
 
 /** The account of a valid token (any scope), else undefined: for tools that only need to know it works. */
@@ -83,14 +97,47 @@ export function tokenNameProblem(name: string): string | undefined {
   return undefined;
 }
 
+/** At most this many sites per token, as a promotion's site_ids. */
+const MAX_TOKEN_SITES = 100;
+
 /**
- * Creates a token for an account and stores its hash with its scope. The token is returned once,
- * to be shown once; nothing can recover it later.
+ * The sites a till's token may be bound to: only with scope pos (a core token serves no till; an
+ * all token could do everything else anyway, so binding it would look safer than it is), 1 to
+ * MAX_TOKEN_SITES distinct site ids, each as a transaction's site_id is (1 to 128 characters)
+ * and printable (no control, format or separator character, which could forge a row of `list`).
  */
-export async function issueToken(accountId: number, name: string, scope: TokenScope, now = new Date()): Promise<{ token: string; key: ApiKey }> {
+export function tokenSitesProblem(scope: TokenScope, sites: readonly string[]): string | undefined {
+  if (scope !== 'pos') {
+    return `binds a till's token to sites: only with --scope pos (a token of scope ${scope} is not a till's; issue a pos token for the till)`;
+  }
+  if (sites.length === 0) return 'needs at least one site (leave --site out for a till that serves every site)';
+  if (sites.length > MAX_TOKEN_SITES) return `may be given at most ${MAX_TOKEN_SITES} times (got ${sites.length})`;
+  for (const site of sites) {
+    const length = [...site].length;
+    if (length < 1 || length > 128) return `must be a site_id of 1 to 128 characters (got ${length}: ${JSON.stringify(site)})`;
+    if (/[\p{C}\p{Zl}\p{Zp}]/u.test(site))
+      return `must be printable text: no tabs, line breaks or other control or format characters (got ${JSON.stringify(site)})`;
+  }
+  const repeated = sites.find((site, i) => sites.indexOf(site) !== i);
+  if (repeated !== undefined) return `names ${JSON.stringify(repeated)} twice`;
+  return undefined;
+}
+
+/**
+ * Creates a token for an account and stores its hash with its scope (and, for a till bound to
+ * sites, those sites). The token is returned once, to be shown once; nothing can recover it later.
+ */
+export async function issueToken(
+  accountId: number,
+  name: string,
+  scope: TokenScope,
+  { sites, now = new Date() }: { sites?: readonly string[]; now?: Date } = {},
+): Promise<{ token: string; key: ApiKey }> {
   const problem = tokenNameProblem(name);
   if (problem) throw new Error(`Token name ${problem}`);
   if (!isTokenScope(scope)) throw new Error(`Token scope must be one of ${TOKEN_SCOPES.join(', ')}`);
+  const sitesProblem = sites === undefined ? undefined : tokenSitesProblem(scope, sites);
+  if (sitesProblem) throw new Error(`Token --site ${sitesProblem}`);
   const token = newToken();
   const key: ApiKey = {
     token_hash: hashToken(token),
@@ -98,6 +145,7 @@ export async function issueToken(accountId: number, name: string, scope: TokenSc
     account_id: accountId,
     name,
     scope,
+    ...(sites !== undefined ? { sites: [...sites] } : {}),
     created_at: now.toISOString(),
   };
   await saveApiKey(key);

@@ -32,7 +32,8 @@ import { logger } from '#runtime/observability';
 import { generatorSettings, settingsOf, type GeneratorSettings } from '#codes/generator-settings';
 import { assess, distinctCodes, fails, given, freshCodes, judge, judgedGenerators, knowNothing, type Assessment, type Till } from './assessment.ts';
 import { knownCounts } from './known-counts.ts';
-import { codeRedeemed, failure, success } from './messages.ts';
+import { codeRedeemed, success } from './messages.ts';
+import { refusal } from './guessing.ts';
 import type { CodesRedemptionInput } from '#http/schemas';
 import codesRedemption from '#http/schemas/codesRedemption.generated';
 import { basketRules } from '#codes/terms';
@@ -133,7 +134,7 @@ export const handler = api<CodesRedemptionInput>({
         // or full transaction, a broken term) met none.
         const exact = await knownCounts(till, judge(till, read, settings, now.getTime()));
         assessment = judge(till, read, settings, now.getTime(), exact);
-        if (fails(assessment)) return failure(till, assessment);
+        if (fails(assessment)) return await refusal(context.keyId, till, assessment);
         known = exact; // the uses that refused it were given back meanwhile: write by what was just read
       }
     }

@@ -4,7 +4,8 @@ import { readRedemptionState } from '#data/redemptions';
 import { customerHash } from '#runtime/customer-key';
 import { generatorSettings, settingsOf } from '#codes/generator-settings';
 import { assess, distinctCodes, fails, given, judge, judgedGenerators, type Till } from './assessment.ts';
-import { codeValid, failure, success } from './messages.ts';
+import { codeValid, success } from './messages.ts';
+import { refusal } from './guessing.ts';
 import { knownCounts } from './known-counts.ts';
 import type { CodesRedemptionInput } from '#http/schemas';
 import codesRedemption from '#http/schemas/codesRedemption.generated';
@@ -44,7 +45,7 @@ export const handler = api<CodesRedemptionInput>({
   const now = Date.now();
   const known = await knownCounts(till, judge(till, read, settings, now));
   const assessment = judge(till, read, settings, now, known);
-  if (fails(assessment)) return failure(till, assessment);
+  if (fails(assessment)) return await refusal(context.keyId, till, assessment);
   for (const outcome of assessment.outcomes) {
     const id = (outcome as { item: CodeItem }).item.code_generator_id;
     if (!settings.has(id)) settings.set(id, await generatorSettings(till.accountId, id, DESCRIPTION_AGE_MS));

@@ -193,23 +193,25 @@ const sharedGenerators = (context: BenchContext, name: string, count: number) =>
 const transactional = (items: number) => 2 * items;
 
 /**
- * An issuance (without Idempotency-Key), split as the handler splits it (issuancePlan): the last
- * transaction takes its codes with the status check, the event and (after pending batches) the
- * issuance record; the pending batches are finalised afterwards (the same batches, as updates).
+ * An issuance (without Idempotency-Key), split as the handler splits it (issuancePlan): a read of
+ * the account's code quota first, then the last transaction takes its codes with the status
+ * check, the event, the quota and (after pending batches) the issuance record; the pending
+ * batches are finalised afterwards (the same batches, as updates).
  */
 const issueScenario = (count: number): Scenario => {
   const { batches, batchSize } = issuancePlan(count, false);
   const pending = batches * batchSize;
   const transactions = 2 * batches + 1;
-  const items = count + 2 + (pending > 0 ? 1 : 0) + pending;
+  const items = count + 3 + (pending > 0 ? 1 : 0) + pending;
   return {
     operationId: 'issueCodes',
     variant: `count ${count}`,
     expectStatus: 201,
-    requestTarget: `${transactions}`,
+    // The quota's consistent GetItem, then the transactions.
+    requestTarget: `${transactions + 1}`,
     transactionTarget: `2 × pending / 100 + 1: ${transactions}`,
-    // n codes, the event, the status check, the issuance record, and the finalising update of each
-    // pending code, each ≤1 KB in a transaction.
+    // n codes, the event, the status check, the quota, the issuance record, and the finalising
+    // update of each pending code, each ≤1 KB in a transaction.
     floor: { units: transactional(items), how: `${items} transactional items ≤1 KB × 2 WCU (${pending} pending codes finalised)` },
     weight: count <= 100 ? 4 : 25,
     prepare: async (context, n) => {

@@ -205,12 +205,14 @@ describe('docs/api.md: statuses and message ids', () => {
       bad_request: true,
       unauthorized: true,
       forbidden: true,
+      site_not_allowed: true,
       not_found: true,
       conflict: false, // the pos routes take no Idempotency-Key; their 409s carry per-code message ids
       precondition_failed: false, // no If-Match on the pos host
       payload_too_large: true,
       unsupported_media_type: true,
       validation_failed: true,
+      too_many_unknown_codes: true,
       service_unavailable: true,
       internal_error: true,
     } satisfies Record<ErrorCode, boolean>;

@@ -71,9 +71,9 @@ describe('npm run tokens', { timeout: 60_000 }, () => {
     });
 
     const before = await run('list');
-    expect(before.stdout.split('\n')[0]).toBe('key_id\taccount_id\tscope\tname\tcreated_at\trevoked_at');
+    expect(before.stdout.split('\n')[0]).toBe('key_id\taccount_id\tscope\tsites\tname\tcreated_at\trevoked_at');
     const row = before.stdout.split('\n').find((line) => line.startsWith(`${keyId}\t`))!;
-    expect(row.split('\t').slice(0, 4)).toEqual([keyId, String(accountId), '-', '"old\\tname"']);
+    expect(row.split('\t').slice(0, 5)).toEqual([keyId, String(accountId), '-', '*', '"old\\tname"']);
     expect(before.stderr).toMatch(/\d+ key\(s\) have no scope/);
 
     const scoped = await run('scope', keyId, 'core');
@@ -82,6 +82,62 @@ describe('npm run tokens', { timeout: 60_000 }, () => {
     expect((await findApiKey(hashToken(`legacy-${keyId}`)))!.scope).toBe('core');
     expect((await run('scope', keyId, 'everything')).code).toBe(2);
     expect((await run('scope', 'key_none', 'pos')).stderr).toContain('no key key_none');
+  });
+});
+
+/**
+ * Tills bound to their sites: `--site`, repeatable, with scope pos only; `list` shows the sites.
+ * Would catch: sites dropped or not stored, a core/all token bound to sites, a site that forges a
+ * row of `list`, a bound key's scope widened.
+ */
+describe('npm run tokens -- create --site', { timeout: 60_000 }, () => {
+  it('binds a pos token to the sites given, as given; list shows them, and * for a token that serves every site', async () => {
+    const account = String(randomInt(1_000_000, 2 ** 40));
+    const created = await run('create', '--account', account, '--scope', 'pos', '--name', 'Till 3', '--site', 'S-0042', '--site', 'Main, Street 1');
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stderr).toContain('scope pos, sites "S-0042", "Main, Street 1"');
+    const token = created.stdout.trim();
+    expect(await findApiKey(hashToken(token))).toMatchObject({ scope: 'pos', sites: ['S-0042', 'Main, Street 1'] });
+    const keyId = /Created (key_[0-9a-f]{16})/.exec(created.stderr)![1]!;
+
+    const unbound = await run('create', '--account', account, '--scope', 'pos', '--name', 'Till 4');
+    expect(unbound.stderr).toContain('("Till 4", scope pos) in');
+    expect((await findApiKey(hashToken(unbound.stdout.trim())))!.sites).toBeUndefined();
+    const unboundId = /Created (key_[0-9a-f]{16})/.exec(unbound.stderr)![1]!;
+
+    const rows = (await run('list')).stdout.split('\n');
+    expect(
+      rows
+        .find((line) => line.startsWith(`${keyId}\t`))!
+        .split('\t')
+        .slice(2, 5),
+    ).toEqual(['pos', '["S-0042","Main, Street 1"]', 'Till 3']);
+    expect(
+      rows
+        .find((line) => line.startsWith(`${unboundId}\t`))!
+        .split('\t')
+        .slice(2, 5),
+    ).toEqual(['pos', '*', 'Till 4']);
+
+    // A bound key stays a till's: widening its scope would let it do what sites do not bind.
+    const widened = await run('scope', keyId, 'all');
+    expect(widened.code).toBe(2);
+    expect(widened.stderr).toContain(`${keyId} is bound to sites ["S-0042","Main, Street 1"]: only scope pos serves a till's sites`);
+    expect((await findApiKey(hashToken(token)))!.scope).toBe('pos');
+  });
+
+  it.each([
+    ['scope core', ['--scope', 'core', '--site', 'S-1'], "--site binds a till's token to sites: only with --scope pos (a token of scope core is not a till's"],
+    ['scope all', ['--scope', 'all', '--site', 'S-1'], "--site binds a till's token to sites: only with --scope pos (a token of scope all is not a till's"],
+    ['an empty site', ['--scope', 'pos', '--site', ''], '--site must be a site_id of 1 to 128 characters (got 0: "")'],
+    ['129 characters', ['--scope', 'pos', '--site', 'x'.repeat(129)], '--site must be a site_id of 1 to 128 characters (got 129'],
+    ['a line break', ['--scope', 'pos', '--site', 'S-1\nkey_forged'], '--site must be printable text'],
+    ['a site twice', ['--scope', 'pos', '--site', 'S-1', '--site', 'S-1'], '--site names "S-1" twice'],
+  ])('refuses %s, storing nothing', async (_, args, message) => {
+    const result = await run('create', '--account', '7', '--name', 'Till 5', ...args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stdout).toBe('');
   });
 });
 

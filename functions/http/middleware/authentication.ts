@@ -26,6 +26,8 @@ export function authentication({ scope: needed }: { readonly scope: RouteScope }
       const check = await checkToken([...sent][0]!);
       if (check.outcome !== 'valid') throw unauthorized(check.outcome);
       request.context.accountId = check.accountId;
+      request.context.keyId = check.keyId;
+      request.context.sites = check.sites;
       if (check.scope === undefined) {
         throw forbidden(
           'This token has no scope (it was issued before scopes existed) and may call nothing; ' + 'ask the operator to give it one, or for a new token',

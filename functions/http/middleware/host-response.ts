@@ -123,6 +123,12 @@ function toHttpError(error: unknown): HttpError {
 function errorReply(route: Route, error: HttpError, requestId: string): Reply {
   const problems: readonly Problem[] =
     error.code === 'internal_error' ? [{ message: `Internal server error; quote request id ${requestId} to support` }] : error.problems;
-  const body = route.host === 'core' ? coreErrorBody(problems) : posErrorBody(route.till, error.code, problems, requestId);
+  const body =
+    route.host === 'core'
+      ? coreErrorBody(problems)
+      : posErrorBody(route.till, error.code, problems, requestId, {
+          ...(error.subject !== undefined ? { subject: error.subject } : {}),
+          ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+        });
   return { statusCode: error.statusCode, body };
 }

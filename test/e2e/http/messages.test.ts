@@ -141,17 +141,19 @@ describe('pos cashier texts', () => {
     'bad_request',
     'unauthorized',
     'forbidden',
+    'site_not_allowed',
     'not_found',
     'conflict',
     'precondition_failed',
     'payload_too_large',
     'unsupported_media_type',
     'validation_failed',
+    'too_many_unknown_codes',
     'service_unavailable',
     'internal_error',
   ];
-  /** Faults the same request can get past by being sent again. */
-  const retryable = new Set<ErrorCode>(['service_unavailable', 'internal_error']);
+  /** Faults the same request can get past by being sent again (the guessing limit's after its wait). */
+  const retryable = new Set<ErrorCode>(['service_unavailable', 'internal_error', 'too_many_unknown_codes']);
 
   it.each(posRoutes.map((route) => [route.operationId, route] as const))(
     '%s: each names what the till tried, and only a passing fault says "try again"',
