@@ -14,7 +14,7 @@ import { Observability } from './constructs/observability.ts';
 import { TokenRateLimit } from './constructs/token-rate-limit.ts';
 import { Workers } from './constructs/workers.ts';
 import { queues } from '#functions/queues';
-import { keyIds, keys, secretIds, secrets } from '#functions/secrets';
+import { keyIds, secretIds, secrets } from '#functions/secrets';
 import { Secrets } from './constructs/secrets.ts';
 import { Keys } from './constructs/keys.ts';
 
@@ -187,7 +187,7 @@ export class TillgateStack extends Stack {
     }
     for (const keyId of keyIds) {
       new CfnOutput(this, `${pascal(keyId)}KeyArn`, {
-        description: `ARN of the KMS key ${keyId} (functions/secrets.ts): ${keys[keyId].description}`.slice(0, 1024),
+        description: `ARN of the KMS key ${keyId} (functions/secrets.ts, its use in docs/security.md)`,
         value: this.keys.byId[keyId].keyArn,
       });
     }
