@@ -1,6 +1,6 @@
 import type { SchemaName } from './http/schemas.ts';
 import type { QueueId } from './queues.ts';
-import type { SecretId } from './secrets.ts';
+import type { KeyId, KmsAction, SecretId } from './secrets.ts';
 import type { TableId } from './tables.ts';
 
 /**
@@ -31,6 +31,17 @@ export type RouteScope = 'pos' | 'core';
  */
 export type DynamoAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'ConditionCheckItem';
 export type TableAccess = readonly DynamoAction[];
+
+/**
+ * The KMS actions a function takes with each key it uses: exactly the calls its code makes
+ * (functions/runtime/envelope.ts: GenerateDataKey to encrypt, Decrypt to read). The stack grants
+ * them in the function's role and names the role in the key's policy with them, and nothing else
+ * may use the key (test/infra/stack.test.ts).
+ */
+export type KeyAccess = Readonly<Partial<Record<KeyId, readonly KmsAction[]>>>;
+
+/** The routes that make a signing secret: they encrypt it (a data key from KMS), never decrypt. */
+const SEALS_WEBHOOK_SECRETS = { webhookSecrets: ['GenerateDataKey'] } as const satisfies KeyAccess;
 
 /** Every function reads its caller's token (functions/http/tokens.ts). */
 const TOKEN_LOOKUP = { apiKeys: ['GetItem'] } as const satisfies Partial<Record<TableId, TableAccess>>;
@@ -90,6 +101,8 @@ interface RouteRow {
   readonly queues?: readonly QueueId[];
   /** Secrets (functions/secrets.ts) the function reads: it gets each one's ARN and GetSecretValue on it, nothing more. */
   readonly secrets?: readonly SecretId[];
+  /** KMS keys (functions/secrets.ts, `keys`) the function uses: it gets each one's ARN and exactly these actions, in its role and in the key's policy. */
+  readonly keys?: KeyAccess;
   readonly summary: string;
   /** The request body it reads; a route without one ignores any body. */
   readonly body?: RouteBody;
@@ -400,6 +413,7 @@ export const routes: readonly Route[] = [
       webhookSecrets: ['PutItem'],
       idempotencyKeys: ['GetItem', 'PutItem'],
     },
+    keys: SEALS_WEBHOOK_SECRETS,
     body: { root: 'webhook_endpoint', schema: 'webhookEndpointCreate' },
     idempotencyKey: true,
     summary: 'Register a webhook endpoint; its signing secret is shown in this answer only',
@@ -460,6 +474,7 @@ export const routes: readonly Route[] = [
     scope: 'core',
     // The new secret is written beside the previous one, never read.
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem', 'ConditionCheckItem'], webhookSecrets: ['UpdateItem'] },
+    keys: SEALS_WEBHOOK_SECRETS,
     params: 'idPath',
     body: { schema: 'emptyObject', optional: true },
     summary: "Replace a webhook endpoint's signing secret (the previous one still signs for 24 hours)",

@@ -51,6 +51,56 @@ export type SecretId = keyof typeof secrets;
 export const secretIds = Object.keys(secrets) as SecretId[];
 
 /** Whether `value` has the form of the secret: exactly `bytes` bytes in lowercase hexadecimal. */
-export function hasSecretForm(spec: SecretSpec, value: string): boolean {
+export function hasSecretForm(spec: Pick<SecretSpec, 'bytes'>, value: string): boolean {
   return value.length === spec.bytes * 2 && /^[0-9a-f]*$/.test(value);
 }
+
+/**
+ * Keys that encrypt what the tables hold (envelope encryption, functions/runtime/envelope.ts),
+ * declared once as the secrets above are. In AWS each is a customer-managed KMS key the CDK stack
+ * creates (infra/constructs/keys.ts): a function gets its ARN in `arnEnvVar` and exactly the KMS
+ * actions its row names (`keys` in functions/routes.ts and functions/workers.ts), in its role and
+ * in the key's policy. The local stack has no KMS: it hands the functions a key of `bytes` random
+ * bytes in `localEnvVar` (`npm start` from a file under .local/, local/secrets.ts), which wraps
+ * the data keys as KMS would; the data-key code is the same in both.
+ */
+export interface KeySpec {
+  /** Environment variable through which a function in AWS learns the KMS key's ARN. */
+  readonly arnEnvVar: string;
+  /** Environment variable carrying the local stand-in's key itself (never set in AWS). */
+  readonly localEnvVar: string;
+  /** The local key: this many random bytes, in lowercase hexadecimal. */
+  readonly bytes: number;
+  /**
+   * The KMS encryption context of every data key made with it: the key policy allows its use with
+   * this context only, so the key cannot be spent on anything else.
+   */
+  readonly encryptionContext: Readonly<Record<string, string>>;
+  readonly description: string;
+  /** What replacing the local key file costs (its error message says it). */
+  readonly ifReplaced: string;
+}
+
+/**
+ * The KMS actions a function may take with a key: exactly the calls its code makes.
+ * GenerateDataKey encrypts only (it returns a new data key and that key encrypted); Decrypt is
+ * what reads what was encrypted.
+ */
+export type KmsAction = 'GenerateDataKey' | 'Decrypt';
+
+export const keys = {
+  webhookSecrets: {
+    arnEnvVar: 'WEBHOOK_SECRETS_KEY_ARN',
+    localEnvVar: 'TILLGATE_WEBHOOK_SECRETS_KEY',
+    bytes: 32,
+    encryptionContext: { 'tillgate:use': 'webhook-signing-secrets' },
+    description:
+      'Encrypts the data keys that encrypt the webhook signing secrets (the webhookSecrets table): ' +
+      'the routes that make or rotate a secret generate data keys with it, only the sender decrypts (docs/security.md).',
+    ifReplaced: 'every webhook signing secret stored with the old one can no longer be read: rotate each endpoint',
+  },
+} as const satisfies Record<string, KeySpec>;
+
+export type KeyId = keyof typeof keys;
+
+export const keyIds = Object.keys(keys) as KeyId[];

@@ -1,6 +1,6 @@
 import type { QueueId } from './queues.ts';
 import type { TableId } from './tables.ts';
-import type { TableAccess } from './routes.ts';
+import type { KeyAccess, TableAccess } from './routes.ts';
 
 /** What a DynamoDB stream record says happened to its item. */
 type StreamEventName = 'INSERT' | 'MODIFY' | 'REMOVE';
@@ -49,6 +49,8 @@ export interface Worker {
   readonly trigger: WorkerTrigger;
   readonly tables: Readonly<Partial<Record<TableId, TableAccess>>>;
   readonly queues?: readonly QueueId[];
+  /** KMS keys it uses, with the actions it takes (as a route row's `keys`). */
+  readonly keys?: KeyAccess;
   /** Lambda timeout. */
   readonly timeoutSeconds: number;
   readonly summary: string;
@@ -88,9 +90,12 @@ export const workers: readonly Worker[] = [
     // 50 at once: an origin holds one per lane (4 while healthy, 1 while failing), so 49 failing
     // origins may hang side by side before a healthy one waits.
     trigger: { kind: 'queue', queue: 'webhookDeliveries', batchSize: 1, maxConcurrency: 50, maxReceiveCount: 5 },
-    // The only function that reads the secrets; it claims and records attempts by conditional
-    // updates and notes an endpoint's failures, success or disabling.
-    tables: { webhookEndpoints: ['GetItem', 'UpdateItem'], webhookSecrets: ['GetItem'], webhookDeliveries: ['UpdateItem'] },
+    // The only function that reads the secrets, and the only one that decrypts them; it claims
+    // and records attempts by conditional updates and notes an endpoint's failures, success or
+    // disabling. It encrypts in place a secret stored in text before encryption (UpdateItem on
+    // the secrets, GenerateDataKey: data/webhook-secrets.ts, migrateLegacy).
+    tables: { webhookEndpoints: ['GetItem', 'UpdateItem'], webhookSecrets: ['GetItem', 'UpdateItem'], webhookDeliveries: ['UpdateItem'] },
+    keys: { webhookSecrets: ['Decrypt', 'GenerateDataKey'] },
     // Back to its origin's lane (deliveries); a next attempt (retries).
     queues: ['webhookDeliveries', 'webhookRetries'],
     // An attempt waits at most 15 s for the receiver.

@@ -14,8 +14,9 @@ import { Observability } from './constructs/observability.ts';
 import { TokenRateLimit } from './constructs/token-rate-limit.ts';
 import { Workers } from './constructs/workers.ts';
 import { queues } from '#functions/queues';
-import { secretIds, secrets } from '#functions/secrets';
+import { keyIds, secretIds, secrets } from '#functions/secrets';
 import { Secrets } from './constructs/secrets.ts';
+import { Keys } from './constructs/keys.ts';
 
 /** The repository root: route entries are relative to it. */
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
@@ -32,15 +33,16 @@ export const OWN_WEB_ACL_WITHOUT_TOKEN_LIMIT = 'tillgate:ownWebAclWithoutTokenLi
 const pascal = (id: string) => id.charAt(0).toUpperCase() + id.slice(1);
 
 /**
- * tillgate in one stack: the tables, the secrets, one function per route, one REST API per host,
+ * tillgate in one stack: the tables, the secrets and keys, one function per route, one REST API per host,
  * and the on-call kit. Everything that varies by operation comes from functions/routes.ts,
- * functions/tables.ts and functions/secrets.ts; nothing here names a route, a table or a secret by hand.
+ * functions/tables.ts and functions/secrets.ts; nothing here names a route, a table, a secret or a key by hand.
  */
 export class TillgateStack extends Stack {
   readonly apis: Readonly<Record<HostId, HostApi>>;
   readonly functions: ReadonlyMap<string, FunctionWithLogGroup>;
   readonly dataTables: DataTables;
   readonly secrets: Secrets;
+  readonly keys: Keys;
   readonly workers: Workers;
   readonly observability: Observability;
   /** The stack's web ACL with the per-token limit; undefined when off or replaced by webAclArn. */
@@ -55,6 +57,7 @@ export class TillgateStack extends Stack {
 
     this.dataTables = new DataTables(this, 'Tables', { ephemeral: config.ephemeral });
     this.secrets = new Secrets(this, 'Secrets', { stage: config.stage, ephemeral: config.ephemeral });
+    this.keys = new Keys(this, 'Keys', { stage: config.stage, ephemeral: config.ephemeral });
 
     const environment = {
       POWERTOOLS_SERVICE_NAME: 'tillgate',
@@ -66,7 +69,14 @@ export class TillgateStack extends Stack {
       UNKNOWN_CODE_LIMIT: String(config.unknownCodeLimit),
       ACCOUNT_CODE_QUOTA: String(config.accountCodeQuota),
     };
-    this.workers = new Workers(this, 'Workers', { projectRoot: PROJECT_ROOT, tables: this.dataTables, logRetention, removalPolicy, environment });
+    this.workers = new Workers(this, 'Workers', {
+      projectRoot: PROJECT_ROOT,
+      tables: this.dataTables,
+      keys: this.keys,
+      logRetention,
+      removalPolicy,
+      environment,
+    });
 
     const functions = new Map<string, FunctionWithLogGroup>();
     for (const route of routes) {
@@ -88,6 +98,7 @@ export class TillgateStack extends Stack {
         const rotation = config.secretRotations[secretId];
         if (rotation !== undefined) fn.addEnvironment(secrets[secretId].rotation.envVar, rotation);
       }
+      fn.bindKeys(this.keys, route.keys ?? {});
       Tags.of(fn).add('tillgate:operation', route.operationId);
       functions.set(route.operationId, fn);
     }
@@ -174,6 +185,12 @@ export class TillgateStack extends Stack {
       new CfnOutput(this, `${pascal(secretId)}SecretArn`, {
         description: `ARN of the Secrets Manager secret ${secretId} (functions/secrets.ts; its value stays in Secrets Manager): docs/deploying.md says how to rotate it`,
         value: this.secrets.byId[secretId].secretArn,
+      });
+    }
+    for (const keyId of keyIds) {
+      new CfnOutput(this, `${pascal(keyId)}KeyArn`, {
+        description: `ARN of the KMS key ${keyId} (functions/secrets.ts, its use in docs/security.md)`,
+        value: this.keys.byId[keyId].keyArn,
       });
     }
     if (this.tokenRateLimit) {

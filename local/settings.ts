@@ -26,6 +26,8 @@ export function localSettings() {
     devTokenFile: process.env.TILLGATE_DEV_TOKEN_FILE || '.local/dev-token',
     /** The key of the customer ids' hashes (functions/secrets.ts): Secrets Manager's part in AWS. */
     customerKeyFile: process.env.TILLGATE_CUSTOMER_KEY_FILE || '.local/customer-key',
+    /** The key that wraps the webhook signing secrets' data keys (functions/secrets.ts, `keys`): KMS's part in AWS. */
+    webhookSecretsKeyFile: process.env.TILLGATE_WEBHOOK_SECRETS_KEY_FILE || '.local/webhook-secrets-key',
     devAccountId: 1,
   };
 }

@@ -10,10 +10,11 @@ import { startLocalStack, type LocalStack } from './stack.ts';
  */
 const settings = localSettings();
 
-// Made once and kept (mode 0600): a new key would change the hash of every customer id stored.
-const customerKey = (() => {
+// Made once and kept (mode 0600): a new customer key would change the hash of every customer id
+// stored, a new webhook secrets key would leave every stored signing secret unreadable.
+const [customerKey, webhookSecretsKey] = (() => {
   try {
-    return ensureSecretFile('customerKey', settings.customerKeyFile);
+    return [ensureSecretFile('customerKey', settings.customerKeyFile), ensureSecretFile('webhookSecrets', settings.webhookSecretsKeyFile)];
   } catch (error) {
     console.error(`\n${(error as Error).message}`);
     process.exit(1);
@@ -43,7 +44,7 @@ stack = await startLocalStack({
         },
       },
   tablePrefix: settings.tablePrefix,
-  secrets: { customerKey: customerKey.value },
+  secrets: { customerKey: customerKey.value, webhookSecrets: webhookSecretsKey.value },
   onTablesCreated: (names) => console.log(`Created tables: ${names.join(', ')}`),
   environment: {
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
@@ -78,6 +79,7 @@ tillgate is running locally.
   DynamoDB:         ${settings.endpoint}${settings.externalEndpoint ? '' : ' (DynamoDB Local listens on every interface: firewall its port on a shared network)'}
 
 Customer ids are hashed with the key ${customerKey.state} in ${settings.customerKeyFile} (never printed).
+Webhook signing secrets are stored encrypted with the key ${webhookSecretsKey.state} in ${settings.webhookSecretsKeyFile} (never printed).
 Development account ${settings.devAccountId}: token ${tokenState} in ${settings.devTokenFile}. Use it with:
   export TOKEN=$(cat ${settings.devTokenFile})
   curl -si ${api.urls.core}/v1.0/events -H "X-Auth-Token: $TOKEN"

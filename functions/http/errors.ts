@@ -128,6 +128,9 @@ const TRANSIENT_ERROR_NAMES = new Set([
   // The customer key could not be read (runtime/customer-key.ts): Secrets Manager refused, or is
   // slow or unreachable. The till may retry; a refusal is for on-call to fix, not a bug.
   'CustomerKeyUnavailableError',
+  // KMS refused, throttled or did not answer a data-key call (runtime/envelope.ts): on-call fixes a
+  // refusal (the key disabled, a grant missing); a retry meets the key again.
+  'KeyUnavailableError',
 ]);
 
 const TRANSIENT_NETWORK_CODES = new Set([

@@ -5,7 +5,7 @@ import { newStoredResponse, putStoredResponse } from '#data/idempotency-keys';
 import { freshIdCollided, nextId } from '#data/ids';
 import { pause, writeTogether, type WriteResult } from '#data/transactions';
 import { countOneMore, MAX_ENDPOINTS_PER_ACCOUNT, putEndpoint, type WebhookEndpoint } from '#data/webhook-endpoints';
-import { putSecret } from '#data/webhook-secrets';
+import { putSecret, sealSecret } from '#data/webhook-secrets';
 import { idempotencyScope, replay, storedResponseAfterConflict } from '#http/idempotency';
 import { presentWebhookEndpoint } from './presenters.ts';
 import type { WebhookEndpointCreate } from '#http/schemas';
@@ -20,7 +20,8 @@ const ATTEMPTS = 10;
 
 /**
  * One TransactWriteItems: the account's endpoint count (condition: below 10), the endpoint, its
- * secret (in the secrets table, which this function may write but not read) and, with an
+ * secret (encrypted: data/webhook-secrets.ts; in the secrets table, which this function may write
+ * but not read, with a key it may encrypt with but not decrypt with) and, with an
  * Idempotency-Key, the stored response. The stored response carries no secret: a replay answers
  * without one (a client that lost it rotates). Webhook endpoints write no events.
  */
@@ -46,6 +47,7 @@ export const handler = api<EndpointInput>({
       enabled_at: timestamp,
     };
     const secret = newSecret();
+    const sealed = await sealSecret(context.accountId, endpoint.id, secret);
     const location = `/v1.0/webhook_endpoints/${endpoint.id}`;
     const stored =
       scope &&
@@ -61,7 +63,7 @@ export const handler = api<EndpointInput>({
       result = await writeTogether([
         countOneMore(context.accountId),
         putEndpoint(endpoint),
-        putSecret(context.accountId, endpoint.id, secret),
+        putSecret(context.accountId, endpoint.id, sealed),
         ...(stored ? [putStoredResponse(stored)] : []),
       ]);
     } catch (error) {

@@ -66,12 +66,23 @@ export async function processMessage(message: DeliveryMessage): Promise<void> {
   const now = new Date();
   // One round trip before the request: the claim (a conditional write that is also the check
   // that the message is not stale) and the two reads, side by side.
-  const [delivery, endpoint, secrets] = await Promise.all([
+  const [claimed, found, read] = await Promise.allSettled([
     claimAttempt(expected, now, LEASE_MS),
     findEndpoint(key.accountId, key.endpointId),
     signingSecrets(key.accountId, key.endpointId, now),
   ]);
+  if (claimed.status === 'rejected') throw claimed.reason;
+  const delivery = claimed.value;
   if (!delivery) return;
+  // A read failed after the claim held (the database, or KMS refusing or slow to open the
+  // secrets): the claim is released before the message goes back to the queue, so that its next
+  // copy can claim the attempt rather than find it held and drop it.
+  if (found.status === 'rejected' || read.status === 'rejected') {
+    await releaseClaim(expected);
+    throw found.status === 'rejected' ? found.reason : read.status === 'rejected' ? read.reason : undefined;
+  }
+  const endpoint = found.value;
+  const secrets = read.value;
   if (endpoint?.status !== 'enabled' || !secrets) {
     await recordAttempt(expected, { status: 'failed', sent: false, lastAttemptAt: null, lastResponseStatus: null, nextAttemptAt: null });
     logAttempt(message, endpoint?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted');

@@ -7,9 +7,11 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import type { TableAccess } from '#functions/routes';
+import type { KeyAccess, TableAccess } from '#functions/routes';
+import { keys as keySpecs, type KeyId, type KmsAction } from '#functions/secrets';
 import { OPERATION_METADATA_KEY } from '../bundles.ts';
 import type { DataTable } from './data-tables.ts';
+import { encryptionContextCondition, type Keys } from './keys.ts';
 
 /**
  * How every function is bundled. Exported so that `npm run bench` builds its reference bundles
@@ -163,6 +165,27 @@ export class FunctionWithLogGroup extends NodejsFunction {
   bindQueue(queue: IQueue, envVar: string): void {
     this.addEnvironment(envVar, queue.queueUrl);
     queue.grantSendMessages(this.executionRole);
+  }
+
+  /**
+   * For each key the row declares: sets its environment variable (the key's ARN) and grants
+   * exactly the declared KMS actions on it, under its encryption context, in this role and in the
+   * key's policy (a customer-managed key's policy must name the role: functions/secrets.ts).
+   */
+  bindKeys(keys: Keys, access: KeyAccess): void {
+    for (const [keyId, actions] of Object.entries(access) as [KeyId, readonly KmsAction[]][]) {
+      const key = keys.byId[keyId];
+      this.addEnvironment(keySpecs[keyId].arnEnvVar, key.keyArn);
+      this.executionRole.addToPrincipalPolicy(
+        new PolicyStatement({
+          effect: Effect.ALLOW,
+          actions: actions.map((action) => `kms:${action}`),
+          resources: [key.keyArn],
+          conditions: encryptionContextCondition(keySpecs[keyId]),
+        }),
+      );
+      keys.grant(keyId, this.executionRole, actions);
+    }
   }
 
   /**

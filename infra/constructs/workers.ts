@@ -10,11 +10,13 @@ import type { TableId } from '#functions/tables';
 import type { TableAccess } from '#functions/routes';
 import { workers, type Worker } from '#functions/workers';
 import type { DataTables } from './data-tables.ts';
+import type { Keys } from './keys.ts';
 import { FunctionWithLogGroup } from './function-with-log-group.ts';
 
 export interface WorkersProps {
   readonly projectRoot: string;
   readonly tables: DataTables;
+  readonly keys: Keys;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
   readonly environment: Readonly<Record<string, string>>;
@@ -98,6 +100,7 @@ export class Workers extends Construct {
         fn.bindTable(props.tables.byId[tableId], access);
       }
       for (const queueId of worker.queues ?? []) fn.bindQueue(this.queues[queueId], queues[queueId].envVar);
+      fn.bindKeys(props.keys, worker.keys ?? {});
       this.addEventSource(fn, worker, props.tables);
       Tags.of(fn).add('tillgate:worker', worker.name);
       this.functions.set(worker.name, fn);

@@ -3,13 +3,13 @@ import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Table, AttributeType } from 'aws-cdk-lib/aws-dynamodb';
 import type { IConstruct } from 'constructs';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
-import { hosts, routes, type HostId, type Route, type TableAccess } from '#functions/routes';
+import { hosts, routes, type HostId, type KeyAccess, type Route, type TableAccess } from '#functions/routes';
 import { tableIds, tables, type TableId, type TableSpec } from '#functions/tables';
 
 const specOf = (id: TableId): TableSpec => tables[id];
 import { workers } from '#functions/workers';
 import { queueIds } from '#functions/queues';
-import { secretIds, secrets } from '#functions/secrets';
+import { keyIds, keys, secretIds, secrets, type KeyId } from '#functions/secrets';
 import { logicalId, synthesize, type Synthesized } from './synth.ts';
 
 type Resource = {
@@ -28,6 +28,30 @@ const functionId = (route: Route) => logicalId(synth.stack, synth.stack.function
 const tableId = (id: TableId) => logicalId(synth.stack, synth.stack.dataTables.byId[id].table);
 const customerKeyId = () => logicalId(synth.stack, synth.stack.secrets.byId.customerKey);
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const keyId = (id: KeyId) => logicalId(synth.stack, synth.stack.keys.byId[id]);
+
+/**
+ * The statements a function's role must hold for the keys its row declares: exactly those KMS
+ * actions, on the key, under the key's encryption context (as CDK writes them: one action alone
+ * as a string).
+ */
+const kmsStatements = (access: KeyAccess = {}) =>
+  (Object.entries(access) as [KeyId, readonly string[]][]).map(([id, actions]) => ({
+    Action: actions.length === 1 ? `kms:${actions[0]}` : actions.map((a) => `kms:${a}`),
+    Condition: {
+      StringEquals: Object.fromEntries(Object.entries(keys[id].encryptionContext).map(([name, value]) => [`kms:EncryptionContext:${name}`, value])),
+    },
+    Effect: 'Allow',
+    Resource: { 'Fn::GetAtt': [keyId(id), 'Arn'] },
+  }));
+
+/** The key ARN variables a function must have: those of the keys its row declares, and no local key. */
+function expectKeyVariables(variables: Record<string, unknown>, access: KeyAccess = {}) {
+  for (const id of keyIds) {
+    expect(variables[keys[id].arnEnvVar]).toEqual(id in access ? { 'Fn::GetAtt': [keyId(id), 'Arn'] } : undefined);
+    expect(variables).not.toHaveProperty(keys[id].localEnvVar);
+  }
+}
 
 beforeAll(() => {
   synth = synthesize();
@@ -255,6 +279,7 @@ describe('functions', () => {
       const readsKey = route.secrets?.includes('customerKey') ?? false;
       expect(variables.CUSTOMER_KEY_SECRET_ARN).toEqual(readsKey ? { Ref: customerKeyId() } : undefined);
       expect(variables).not.toHaveProperty('TILLGATE_CUSTOMER_KEY');
+      expectKeyVariables(variables, route.keys);
       expect(variables).toMatchObject({
         POWERTOOLS_SERVICE_NAME: 'tillgate',
         POWERTOOLS_METRICS_NAMESPACE: 'Tillgate',
@@ -344,8 +369,11 @@ describe('each function touches only its declared tables, with only the actions 
         Resource: { Ref: logicalId(synth.stack, synth.stack.secrets.byId[secretId]) },
       })),
     );
+    // A route that names a key may take exactly its declared KMS actions with it, under the key's encryption context.
+    expect(statements.filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('kms:')))).toEqual(kmsStatements(route.keys));
     const others = statements.filter(
-      (s: any) => ![s.Action].flat().some((a: string) => a.startsWith('dynamodb:') || a.startsWith('sqs:') || a.startsWith('secretsmanager:')),
+      (s: any) =>
+        ![s.Action].flat().some((a: string) => a.startsWith('dynamodb:') || a.startsWith('sqs:') || a.startsWith('secretsmanager:') || a.startsWith('kms:')),
     );
     expect(others).toEqual([
       {
@@ -398,9 +426,14 @@ describe('each function touches only its declared tables, with only the actions 
     const fn = synth.stack.workers.functions.get(name)!;
     const roleId = logicalId(synth.stack, fn.executionRole);
     expect(resources[roleId]!.Properties.ManagedPolicyArns).toBeUndefined();
-    const statements = ofType('AWS::IAM::Policy')
+    const roleStatements = ofType('AWS::IAM::Policy')
       .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
-      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
+    // Its keys: exactly the declared KMS actions, under each key's encryption context.
+    expect(roleStatements.filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('kms:')))).toEqual(kmsStatements(worker.keys));
+    expectKeyVariables(resources[logicalId(synth.stack, fn)]!.Properties.Environment.Variables, worker.keys);
+    const statements = roleStatements
+      .filter((statement: any) => ![statement.Action].flat().some((a: string) => a.startsWith('kms:')))
       .flatMap((statement: any) => [statement.Resource].flat().map((resource: any) => ({ actions: [statement.Action].flat() as string[], resource })));
     const queueArn = (queue: object) => ({ 'Fn::GetAtt': [logicalId(synth.stack, queue as never), 'Arn'] });
 

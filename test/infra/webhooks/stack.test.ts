@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes';
 import { workers } from '#functions/workers';
+import { keys } from '#functions/secrets';
+import { KEY_ADMINISTRATION } from '../../../infra/constructs/keys.ts';
 import { logicalId, synthesize, type Synthesized } from '../synth.ts';
 
 /**
@@ -127,7 +129,11 @@ describe('webhook plumbing in AWS', () => {
       else if (name !== 'sendWebhookDeliveries') expect(actions, name).toEqual([]);
     }
     expect(readers).toEqual(['sendWebhookDeliveries']);
-    expect(actionsOn(idOf(synth.stack.workers.functions.get('sendWebhookDeliveries')!.executionRole), secrets)).toEqual(['dynamodb:GetItem']);
+    // GetItem to sign; UpdateItem to encrypt in place a secret stored in text before encryption.
+    expect(actionsOn(idOf(synth.stack.workers.functions.get('sendWebhookDeliveries')!.executionRole), secrets)).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:UpdateItem',
+    ]);
   });
 
   it('gives the fan-out the stream, and only the fan-out', () => {
@@ -173,5 +179,89 @@ describe('webhook plumbing in AWS', () => {
     expect(dashboard).toContain('WebhookAttempts');
     expect(dashboard).toContain('IteratorAge');
     expect(dashboard).toContain('ApproximateAgeOfOldestMessage');
+  });
+});
+
+/**
+ * The customer-managed key that encrypts the signing secrets' data keys: only the routes that make
+ * or rotate a secret may generate data keys with it (encrypt), only the sender may decrypt; the
+ * account may administer it and not use it. What would fail: a grant to another function, Decrypt
+ * for a route, an account-wide `kms:*` (the CDK default policy), rotation off, a key that goes with
+ * a production stack.
+ */
+describe('the webhook secrets key', () => {
+  const context = { StringEquals: { 'kms:EncryptionContext:tillgate:use': 'webhook-signing-secrets' } };
+  const keyResource = () => resources[idOf(synth.stack.keys.byId.webhookSecrets)]!;
+  const roleArn = (name: string) => {
+    const fn = synth.stack.functions.get(name) ?? synth.stack.workers.functions.get(name)!;
+    return { 'Fn::GetAtt': [idOf(fn.executionRole), 'Arn'] };
+  };
+
+  it('is one symmetric key, rotated yearly by KMS, retained with a production stack', () => {
+    expect(ofType('AWS::KMS::Key').map(([id]) => id)).toEqual([idOf(synth.stack.keys.byId.webhookSecrets)]);
+    const key = keyResource();
+    expect(key.Properties.EnableKeyRotation).toBe(true);
+    expect(key.Properties.KeySpec ?? 'SYMMETRIC_DEFAULT').toBe('SYMMETRIC_DEFAULT');
+    expect(key.Properties.PendingWindowInDays).toBe(30);
+    expect((key as any).DeletionPolicy).toBe('Retain');
+    expect((key as any).UpdateReplacePolicy).toBe('Retain');
+    // As the tables: the one it protects is retained too.
+    expect((resources[idOf(synth.stack.dataTables.byId.webhookSecrets.table)] as any).DeletionPolicy).toBe('Retain');
+  });
+
+  it('has a policy that lets the account administer it, the two routes that make secrets generate data keys, and the sender decrypt; nothing else', () => {
+    const statements = keyResource().Properties.KeyPolicy.Statement as any[];
+    const account = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':root']] };
+    // Who may do what, under which condition, one line per principal and action (CDK merges statements as it likes).
+    const granted = statements
+      .flatMap((statement) => {
+        expect(statement.Effect).toBe('Allow');
+        expect(statement.Resource).toBe('*');
+        return [statement.Principal.AWS]
+          .flat()
+          .flatMap((principal: unknown) => [statement.Action].flat().map((action: string) => JSON.stringify([principal, action, statement.Condition ?? null])));
+      })
+      .sort();
+    const line = (principal: unknown, action: string, condition: unknown = context) => JSON.stringify([principal, action, condition]);
+    expect(granted).toEqual(
+      [
+        ...KEY_ADMINISTRATION.map((action) => line(account, action, null)),
+        line(roleArn('createWebhookEndpoint'), 'kms:GenerateDataKey'),
+        line(roleArn('rotateWebhookSecret'), 'kms:GenerateDataKey'),
+        line(roleArn('sendWebhookDeliveries'), 'kms:Decrypt'),
+        line(roleArn('sendWebhookDeliveries'), 'kms:GenerateDataKey'),
+      ].sort(),
+    );
+    // The account's statement grants no use of the key, wildcards included.
+    for (const action of KEY_ADMINISTRATION) expect(action, action).not.toMatch(/^kms:(\*|Encrypt|Decrypt|ReEncrypt|GenerateDataKey)/);
+    expect(keys.webhookSecrets.encryptionContext).toEqual({ 'tillgate:use': 'webhook-signing-secrets' });
+  });
+
+  it('is named by the IAM policies of exactly those three roles, with the same actions and context, and given to their functions by ARN only', () => {
+    const key = idOf(synth.stack.keys.byId.webhookSecrets);
+    const byRole = new Map<string, unknown[]>();
+    for (const [, policy] of ofType('AWS::IAM::Policy')) {
+      for (const statement of policy.Properties.PolicyDocument.Statement) {
+        const kms = [statement.Action].flat().some((a: string) => a.startsWith('kms:'));
+        if (!kms && !JSON.stringify(statement).includes(`"${key}"`)) continue;
+        for (const role of policy.Properties.Roles) byRole.set(role.Ref, [...(byRole.get(role.Ref) ?? []), statement]);
+      }
+    }
+    const expected = (name: string, action: string | string[]) => [
+      roleArn(name)['Fn::GetAtt'][0],
+      [{ Action: action, Condition: context, Effect: 'Allow', Resource: { 'Fn::GetAtt': [key, 'Arn'] } }],
+    ];
+    expect(Object.fromEntries(byRole)).toEqual(
+      Object.fromEntries([
+        expected('createWebhookEndpoint', 'kms:GenerateDataKey'),
+        expected('rotateWebhookSecret', 'kms:GenerateDataKey'),
+        expected('sendWebhookDeliveries', ['kms:Decrypt', 'kms:GenerateDataKey']),
+      ]),
+    );
+    for (const [, fn] of ofType('AWS::Lambda::Function')) {
+      const variables = fn.Properties.Environment?.Variables ?? {};
+      expect(variables).not.toHaveProperty(keys.webhookSecrets.localEnvVar);
+    }
+    expect(synth.template.toJSON().Outputs.WebhookSecretsKeyArn.Value).toEqual({ 'Fn::GetAtt': [key, 'Arn'] });
   });
 });

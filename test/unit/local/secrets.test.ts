@@ -6,9 +6,10 @@ import { ensureSecretFile, randomSecrets, secretEnvironment } from '../../../loc
 import { startLocalStack } from '../../../local/stack.ts';
 
 /**
- * The local stand-in for Secrets Manager: `npm start` keeps the customer key in a file under
- * .local/ (git-ignored), made once with 32 random bytes, the owner's only (0600), and hands it to
- * the functions in TILLGATE_CUSTOMER_KEY.
+ * The local stand-ins for Secrets Manager and KMS: `npm start` keeps the customer key and the
+ * webhook secrets key each in a file under .local/ (git-ignored), made once with 32 random bytes,
+ * the owner's only (0600), and hands them to the functions in TILLGATE_CUSTOMER_KEY and
+ * TILLGATE_WEBHOOK_SECRETS_KEY.
  */
 const directory = mkdtempSync(join(tmpdir(), 'tillgate-secrets-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -39,12 +40,36 @@ describe("npm start's customer key file", () => {
   });
 });
 
+describe("npm start's webhook secrets key file (KMS's part in AWS)", () => {
+  it('is made once, 32 random bytes in a file of mode 0600 in a fresh directory, then kept, and tightened to 0600 when wider', () => {
+    const file = join(directory, 'fresh', 'webhook-secrets-key');
+    const made = ensureSecretFile('webhookSecrets', file);
+    expect(made.state).toBe('created');
+    expect(made.value).toMatch(/^[0-9a-f]{64}$/);
+    expect(mode(file)).toBe('600');
+    chmodSync(file, 0o664);
+    expect(ensureSecretFile('webhookSecrets', file)).toEqual({ value: made.value, state: 'kept' });
+    expect(mode(file)).toBe('600');
+  });
+
+  it('is refused, and left as it is, when it holds something else: the stored signing secrets would no longer open', () => {
+    const file = join(directory, 'damaged-webhook-key');
+    writeFileSync(file, 'not a key\n');
+    expect(() => ensureSecretFile('webhookSecrets', file)).toThrow(
+      `${file} does not hold a webhookSecrets (64 lowercase hexadecimal characters). Put back the one it held; or delete the file to have a new one made, knowing that every webhook signing secret stored with the old one can no longer be read: rotate each endpoint.`,
+    );
+    expect(readFileSync(file, 'utf8')).toBe('not a key\n');
+  });
+});
+
 describe('the local stack', () => {
   it('hands the functions each value in its variable, and refuses a value of another form', () => {
     const values = randomSecrets();
-    expect(secretEnvironment(values)).toEqual({ TILLGATE_CUSTOMER_KEY: values.customerKey });
+    expect(secretEnvironment(values)).toEqual({ TILLGATE_CUSTOMER_KEY: values.customerKey, TILLGATE_WEBHOOK_SECRETS_KEY: values.webhookSecrets });
     expect(randomSecrets().customerKey).not.toBe(values.customerKey);
-    expect(() => secretEnvironment({ customerKey: 'short' })).toThrow('The local customerKey must be 64 lowercase hexadecimal characters');
+    expect(randomSecrets().webhookSecrets).not.toBe(values.webhookSecrets);
+    expect(() => secretEnvironment({ ...values, customerKey: 'short' })).toThrow('The local customerKey must be 64 lowercase hexadecimal characters');
+    expect(() => secretEnvironment({ ...values, webhookSecrets: 'short' })).toThrow('The local webhookSecrets must be 64 lowercase hexadecimal characters');
   });
 
   it('refuses to make up a key for a database that outlives it', async () => {
