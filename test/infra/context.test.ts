@@ -173,6 +173,8 @@ describe('bad context fails the synth with a message naming the key', () => {
     [{ tokenRateLimitEnabled: 'no' }, /tokenRateLimitEnabled must be true or false/],
     [{ tokenRateLimit: '9' }, /tokenRateLimit must be an integer from 10/],
     [{ tokenRateLimitWindowSeconds: '90' }, /tokenRateLimitWindowSeconds must be one of 60, 120, 300, 600/],
+    [{ tokenlessRateLimit: '9' }, /tokenlessRateLimit must be an integer from 10/],
+    [{ sourceRateLimit: '5' }, /sourceRateLimit must be 0 \(off\) or an integer from 10/],
     [{ customerKeyRotation: 'first of December' }, /customerKeyRotation must be 1-64 of A-Z a-z 0-9 \. _ : -/],
   ])('%j', (context, message) => {
     expect(config(context)).toThrow(message);
@@ -192,6 +194,8 @@ describe('bad context fails the synth with a message naming the key', () => {
       tokenRateLimitEnabled: true,
       tokenRateLimit: 300,
       tokenRateLimitWindowSeconds: 60,
+      tokenlessRateLimit: 100,
+      sourceRateLimit: 1500,
       secretRotations: {},
     });
   });
@@ -205,11 +209,24 @@ describe('the per-token limit, by context', () => {
   };
   const typed = (resources: Record<string, Resource>, type: string) => Object.values(resources).filter((r) => r.Type === type);
 
-  it('takes its limit and window (also the Retry-After) from context', () => {
-    const { resources } = build({ tokenRateLimit: '1200', tokenRateLimitWindowSeconds: '300' });
+  it('takes its limits and window (also the Retry-After) from context', () => {
+    const { resources } = build({ tokenRateLimit: '1200', tokenRateLimitWindowSeconds: '300', tokenlessRateLimit: '40', sourceRateLimit: '5000' });
     const [acl] = typed(resources, 'AWS::WAFv2::WebACL');
-    expect(acl!.Properties.Rules[0].Statement.RateBasedStatement).toMatchObject({ Limit: 1200, EvaluationWindowSec: 300 });
-    expect(acl!.Properties.Rules[1].Action.Block.CustomResponse.ResponseHeaders[0]).toEqual({ Name: 'Retry-After', Value: '300' });
+    const named = (name: string) => acl!.Properties.Rules.find((r: any) => r.Name === name);
+    expect(named('PerToken').Statement.RateBasedStatement).toMatchObject({ Limit: 1200, EvaluationWindowSec: 300 });
+    expect(named('PerSourceWithoutToken').Statement.RateBasedStatement).toMatchObject({ Limit: 40, EvaluationWindowSec: 300 });
+    expect(named('PerSource').Statement.RateBasedStatement).toMatchObject({ Limit: 5000, EvaluationWindowSec: 300 });
+    for (const name of ['PerTokenLimitCore', 'PerSourceLimitPos'])
+      expect(named(name).Action.Block.CustomResponse.ResponseHeaders[0]).toEqual({ Name: 'Retry-After', Value: '300' });
+  });
+
+  it('has no all-requests rule with sourceRateLimit=0, and the rest as before', () => {
+    const { resources } = build({ sourceRateLimit: '0' });
+    const [acl] = typed(resources, 'AWS::WAFv2::WebACL');
+    const names = acl!.Properties.Rules.map((r: any) => r.Name);
+    expect(names).not.toContain('PerSource');
+    expect(names).toContain('PerSourceWithoutToken');
+    expect(names).toContain('PerSourceLimitCore');
   });
 
   it('is off with tokenRateLimitEnabled=false: no web ACL, no association, cdk-nag still clean (APIG3 acknowledged with the reason)', () => {
