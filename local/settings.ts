@@ -26,6 +26,8 @@ export function localSettings() {
     devTokenFile: process.env.TILLGATE_DEV_TOKEN_FILE || '.local/dev-token',
     /** The key of the customer ids' hashes (functions/secrets.ts): Secrets Manager's part in AWS. */
     customerKeyFile: process.env.TILLGATE_CUSTOMER_KEY_FILE || '.local/customer-key',
+    /** The key of the list cursors (functions/secrets.ts): Secrets Manager's part in AWS. */
+    cursorKeyFile: process.env.TILLGATE_CURSOR_KEY_FILE || '.local/cursor-key',
     devAccountId: 1,
   };
 }

@@ -10,15 +10,18 @@ import { startLocalStack, type LocalStack } from './stack.ts';
  */
 const settings = localSettings();
 
-// Made once and kept (mode 0600): a new key would change the hash of every customer id stored.
-const customerKey = (() => {
+// Made once and kept (mode 0600): a new customer key would change the hash of every customer id
+// stored, a new cursor key would refuse the list cursors handed out before it.
+const secretFile = (id: 'customerKey' | 'cursorKey', file: string) => {
   try {
-    return ensureSecretFile('customerKey', settings.customerKeyFile);
+    return ensureSecretFile(id, file);
   } catch (error) {
     console.error(`\n${(error as Error).message}`);
     process.exit(1);
   }
-})();
+};
+const customerKey = secretFile('customerKey', settings.customerKeyFile);
+const cursorKey = secretFile('cursorKey', settings.cursorKeyFile);
 
 let stack: LocalStack | undefined;
 if (!settings.externalEndpoint) {
@@ -43,7 +46,7 @@ stack = await startLocalStack({
         },
       },
   tablePrefix: settings.tablePrefix,
-  secrets: { customerKey: customerKey.value },
+  secrets: { customerKey: customerKey.value, cursorKey: cursorKey.value },
   onTablesCreated: (names) => console.log(`Created tables: ${names.join(', ')}`),
   environment: {
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',

@@ -94,6 +94,8 @@ const TRANSIENT_ERROR_NAMES = new Set([
   // The customer key could not be read (runtime/customer-key.ts): Secrets Manager refused, or is
   // slow or unreachable. The till may retry; a refusal is for on-call to fix, not a bug.
   'CustomerKeyUnavailableError',
+  // Likewise the cursor key (http/pagination.ts), read by the list routes.
+  'CursorKeyUnavailableError',
 ]);
 
 const TRANSIENT_NETWORK_CODES = new Set([

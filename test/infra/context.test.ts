@@ -4,6 +4,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { buildApp } from '../../infra/build.ts';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { readConfig } from '../../infra/config.ts';
+import { secretIds } from '#functions/secrets';
 import { routes } from '#functions/routes';
 import { OWN_WEB_ACL_WITHOUT_TOKEN_LIMIT } from '../../infra/tillgate-stack.ts';
 import { synthesize, type Synthesized } from './synth.ts';
@@ -68,7 +69,7 @@ describe('context switches', () => {
 
   it('makes the secrets of a throwaway stage go with it too', () => {
     const secrets = ofType('AWS::SecretsManager::Secret');
-    expect(secrets).toHaveLength(1);
+    expect(secrets).toHaveLength(secretIds.length);
     for (const secret of secrets) {
       expect(secret.DeletionPolicy).toBe('Delete');
       expect(secret.Properties.Description).toMatch(/^tillgate \(dev\): /);

@@ -550,21 +550,31 @@ describe('the customer key: a generated Secrets Manager secret only the till fun
     expect(ofType('AWS::SecretsManager::ResourcePolicy')).toEqual([]);
   });
 
-  it('is read by the redemption, check and void functions, and by no other role of the stack', () => {
-    const readers = routes.filter((route) => route.secrets?.includes('customerKey')).map((route) => route.operationId);
-    expect(readers.sort()).toEqual(['redeemCodes', 'validateCodes', 'voidTransaction']);
+  it.each([
+    ['customerKey', ['redeemCodes', 'validateCodes', 'voidTransaction']],
+    ['cursorKey', ['listCodeGenerators', 'listCodeRedemptions', 'listCodes', 'listEvents', 'listWebhookDeliveries', 'listWebhookEndpoints']],
+  ] as const)('%s is read by its functions (the till routes; the list routes), and by no other role of the stack', (secretId, expected) => {
+    const secretRef = logicalId(synth.stack, synth.stack.secrets.byId[secretId]);
+    const readers = routes.filter((route) => route.secrets?.includes(secretId)).map((route) => route.operationId);
+    expect(readers.sort()).toEqual(expected);
     const readerRoles = readers.map((operationId) => logicalId(synth.stack, synth.stack.functions.get(operationId)!.executionRole)).sort();
 
-    // Every statement of every policy of the template that names a Secrets Manager action or the secret.
+    // Every statement of every policy of the template that names the secret, or a Secrets Manager action on it.
     const touching = ofType('AWS::IAM::Policy').flatMap(([, policy]) =>
       (policy.Properties.PolicyDocument.Statement as any[])
-        .filter((statement) => JSON.stringify(statement).includes('secretsmanager:') || JSON.stringify(statement).includes(customerKeyId()))
+        .filter((statement) => JSON.stringify(statement).includes(secretRef))
         .map((statement) => ({ roles: policy.Properties.Roles.map((r: any) => r.Ref as string), statement })),
     );
     expect(touching.flatMap((t) => t.roles).sort()).toEqual(readerRoles);
     for (const { statement } of touching) {
-      expect(statement).toEqual({ Action: 'secretsmanager:GetSecretValue', Effect: 'Allow', Resource: { Ref: customerKeyId() } });
+      expect(statement).toEqual({ Action: 'secretsmanager:GetSecretValue', Effect: 'Allow', Resource: { Ref: secretRef } });
     }
+    // Every Secrets Manager statement of the template is one of the two secrets' GetSecretValue.
+    const all = ofType('AWS::IAM::Policy').flatMap(([, policy]) =>
+      (policy.Properties.PolicyDocument.Statement as any[]).filter((statement) => JSON.stringify(statement).includes('secretsmanager:')),
+    );
+    const refs = secretIds.map((id) => logicalId(synth.stack, synth.stack.secrets.byId[id]));
+    for (const statement of all) expect(refs).toContain(statement.Resource.Ref);
     // No other role, inline or managed, names it.
     for (const [id, role] of ofType('AWS::IAM::Role')) expect(JSON.stringify(role.Properties), id).not.toContain('secretsmanager');
   });

@@ -42,9 +42,11 @@ describe("npm start's customer key file", () => {
 describe('the local stack', () => {
   it('hands the functions each value in its variable, and refuses a value of another form', () => {
     const values = randomSecrets();
-    expect(secretEnvironment(values)).toEqual({ TILLGATE_CUSTOMER_KEY: values.customerKey });
+    expect(secretEnvironment(values)).toEqual({ TILLGATE_CUSTOMER_KEY: values.customerKey, TILLGATE_CURSOR_KEY: values.cursorKey });
     expect(randomSecrets().customerKey).not.toBe(values.customerKey);
-    expect(() => secretEnvironment({ customerKey: 'short' })).toThrow('The local customerKey must be 64 lowercase hexadecimal characters');
+    expect(() => secretEnvironment({ customerKey: 'short', cursorKey: values.cursorKey })).toThrow(
+      'The local customerKey must be 64 lowercase hexadecimal characters',
+    );
   });
 
   it('refuses to make up a key for a database that outlives it', async () => {
