@@ -35,6 +35,7 @@ async function startStack(): Promise<Stack> {
     TABLE_PREFIX: `smoke-${randomBytes(4).toString('hex')}-`,
     TILLGATE_DEV_TOKEN_FILE: tokenFile,
     TILLGATE_CUSTOMER_KEY_FILE: join(directory, 'customer-key'),
+    TILLGATE_CURSOR_KEY_FILE: join(directory, 'cursor-key'),
     TILLGATE_DATA_DIR: join(directory, 'dynamodb'),
   };
   const child = spawn(join('node_modules', '.bin', 'tsx'), ['local/start.ts'], { env });
