@@ -710,7 +710,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -1049,7 +1049,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -1275,7 +1275,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -1589,7 +1589,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -1822,7 +1822,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -2116,7 +2116,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -2344,7 +2344,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -2577,7 +2577,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -2786,7 +2786,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -3012,7 +3012,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -3217,7 +3217,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -3426,7 +3426,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -3718,7 +3718,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -3944,7 +3944,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -4149,7 +4149,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -4452,7 +4452,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -4721,7 +4721,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -4952,7 +4952,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -5242,7 +5242,7 @@ export interface operations {
                     "application/json": components["schemas"]["CoreError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */

@@ -505,7 +505,7 @@ export interface components {
             };
             priority: number;
         };
-        /** @description This token is over its own rate limit (WAF's fixed answer). */
+        /** @description This token, or this source address, is over its own rate limit (WAF's fixed answer). */
         TokenRateLimitedMessage: {
             /** @description The text for the cashier. */
             message: string;
@@ -513,7 +513,19 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            message_id: "token_rate_limited";
+            message_id: "token_rate_limited" | "source_rate_limited";
+            message_content: Record<string, never>;
+            priority: number;
+        };
+        /** @description More than 200 headers or 8192 bytes of them: WAF cannot inspect them whole and refuses the request (WAF's fixed answer; the local server gives the same). */
+        HeadersTooLargeMessage: {
+            /** @description The text for the cashier. */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            message_id: "headers_too_large";
             message_content: Record<string, never>;
             priority: number;
         };
@@ -522,7 +534,7 @@ export interface components {
                 errors: {
                     message: string;
                 }[];
-                display_messages: components["schemas"]["ErrorMessage"][];
+                display_messages: (components["schemas"]["ErrorMessage"] | components["schemas"]["HeadersTooLargeMessage"])[];
             };
         };
         PosThrottled: {
@@ -695,7 +707,7 @@ export interface operations {
                     "application/json": components["schemas"]["PosError"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -965,7 +977,7 @@ export interface operations {
                     "application/json": components["schemas"]["RedemptionRefused"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. Or answered by the function: the guessing limit. This token named more codes that do not exist (in redemptions and checks together, each once per request) than UNKNOWN_CODE_LIMIT (120 by default) in the last minute; a request that names an unknown code is refused (message_id too_many_unknown_codes, X-Request-Id and this host's Content-Type) until Retry-After seconds have passed. A request whose codes all exist is never refused by this rule. Nothing was written. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. Or answered by the function: the guessing limit. This token named more codes that do not exist (in redemptions and checks together, each once per request) than UNKNOWN_CODE_LIMIT (120 by default) in the last minute; a request that names an unknown code is refused (message_id too_many_unknown_codes, X-Request-Id and this host's Content-Type) until Retry-After seconds have passed. A request whose codes all exist is never refused by this rule. Nothing was written. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
@@ -1235,7 +1247,7 @@ export interface operations {
                     "application/json": components["schemas"]["RedemptionRefused"];
                 };
             };
-            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. Or answered by the function: the guessing limit. This token named more codes that do not exist (in redemptions and checks together, each once per request) than UNKNOWN_CODE_LIMIT (120 by default) in the last minute; a request that names an unknown code is refused (message_id too_many_unknown_codes, X-Request-Id and this host's Content-Type) until Retry-After seconds have passed. A request whose codes all exist is never refused by this rule. A redemption would fail the same way. */
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. Or answered by the function: the guessing limit. This token named more codes that do not exist (in redemptions and checks together, each once per request) than UNKNOWN_CODE_LIMIT (120 by default) in the last minute; a request that names an unknown code is refused (message_id too_many_unknown_codes, X-Request-Id and this host's Content-Type) until Retry-After seconds have passed. A request whose codes all exist is never refused by this rule. A redemption would fail the same way. */
             429: {
                 headers: {
                     /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */

@@ -177,6 +177,8 @@ export const routes: readonly Route[] = [
     entry: 'functions/codes/list-code-generators.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, codeGenerators: ['Query'] },
+    // Its cursors are encrypted and authenticated with the cursor key (functions/http/pagination.ts).
+    secrets: ['cursorKey'],
     query: 'codeGeneratorListQuery',
     summary: "List the account's code generators, optionally of one store",
   },
@@ -263,6 +265,8 @@ export const routes: readonly Route[] = [
     scope: 'core',
     // Query on the by_generator and by_redeemed indexes, beside a read of the generator (its current maximum).
     tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'], codes: ['Query'] },
+    // Its cursors are encrypted and authenticated with the cursor key (functions/http/pagination.ts).
+    secrets: ['cursorKey'],
     params: 'idPath',
     query: 'codeListQuery',
     summary: "List a code generator's issued codes, optionally only the redeemed or unredeemed ones",
@@ -277,6 +281,8 @@ export const routes: readonly Route[] = [
     // The code (its holder, whether it is counted over shards), which of its shards hold uses
     // (one BatchGetItem), then one Query of holder records per such shard.
     tables: { ...TOKEN_LOOKUP, codes: ['GetItem'], codeShards: ['BatchGetItem'], codeRedemptions: ['Query'] },
+    // Its cursors are encrypted and authenticated with the cursor key (functions/http/pagination.ts).
+    secrets: ['cursorKey'],
     params: 'codePath',
     query: 'codeRedemptionListQuery',
     summary: 'List the transactions holding a code, in redemption order',
@@ -289,6 +295,8 @@ export const routes: readonly Route[] = [
     entry: 'functions/events/list-events.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, events: ['Query'] },
+    // Its cursors are encrypted and authenticated with the cursor key (functions/http/pagination.ts).
+    secrets: ['cursorKey'],
     query: 'listQuery',
     summary: "List the account's live events: the feed to process and acknowledge",
   },
@@ -426,6 +434,8 @@ export const routes: readonly Route[] = [
     entry: 'functions/webhooks/list-webhook-endpoints.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['Query'] },
+    // Its cursors are encrypted and authenticated with the cursor key (functions/http/pagination.ts).
+    secrets: ['cursorKey'],
     query: 'listQuery',
     summary: "List the account's webhook endpoints",
   },
@@ -487,6 +497,8 @@ export const routes: readonly Route[] = [
     entry: 'functions/webhooks/list-webhook-deliveries.ts',
     scope: 'core',
     tables: { ...TOKEN_LOOKUP, webhookEndpoints: ['GetItem'], webhookDeliveries: ['Query'] },
+    // Its cursors are encrypted and authenticated with the cursor key (functions/http/pagination.ts).
+    secrets: ['cursorKey'],
     params: 'idPath',
     query: 'listQuery',
     summary: "List a webhook endpoint's deliveries in ascending event id order",

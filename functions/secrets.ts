@@ -44,6 +44,21 @@ export const secrets = {
       'The key of the hashes that stand for customer ids (transaction.customer_id): 32 random bytes as 64 hexadecimal ' +
       'characters. A new value changes every stored hash: per-customer limits start counting afresh (docs/security.md).',
   },
+  cursorKey: {
+    arnEnvVar: 'CURSOR_KEY_SECRET_ARN',
+    localEnvVar: 'TILLGATE_CURSOR_KEY',
+    bytes: 32,
+    rotation: {
+      context: 'cursorKeyRotation',
+      envVar: 'CURSOR_KEY_ROTATION',
+      whyManual:
+        'A new cursor key makes every list cursor handed out before it answer 400 (a client starts its list again): ' +
+        'an operator rotates it by hand when it may have leaked (docs/security.md, "List cursors").',
+    },
+    description:
+      'The key that encrypts and authenticates list cursors (AES-256-GCM): 32 random bytes as 64 hexadecimal characters. ' +
+      'A new value makes the cursors handed out before it answer 400 (docs/security.md).',
+  },
 } as const satisfies Record<string, SecretSpec>;
 
 export type SecretId = keyof typeof secrets;

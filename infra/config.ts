@@ -53,12 +53,16 @@ export interface TillgateConfig {
   readonly tokenRateLimitEnabled: boolean;
   /** Requests one X-Auth-Token may make per window, both hosts together. */
   readonly tokenRateLimit: number;
-  /** The limit's window: 60, 120, 300 or 600 seconds (what WAF offers); also the 429's Retry-After. */
+  /** The limits' window: 60, 120, 300 or 600 seconds (what WAF offers); also the 429's Retry-After. */
   readonly tokenRateLimitWindowSeconds: number;
   /** Handed to the functions: unknown codes one token may name per minute (redemptions and checks together) before 429. */
   readonly unknownCodeLimit: number;
   /** Handed to the functions: the most codes one account may hold issued; an issuance past it answers 409. */
   readonly accountCodeQuota: number;
+  /** Requests without a well-formed X-Auth-Token one source address may make per window. */
+  readonly tokenlessRateLimit: number;
+  /** Requests of any kind one source address may make per window; 0 turns that rule off. */
+  readonly sourceRateLimit: number;
   /**
    * Per secret, the label of its last manual rotation (`-c customerKeyRotation=…`, functions/secrets.ts):
    * handed to the functions that read it, so a new label makes them read the secret again.
@@ -80,6 +84,8 @@ export const defaults = {
   tokenRateLimitWindowSeconds: 60,
   unknownCodeLimit: 120,
   accountCodeQuota: 10_000_000,
+  tokenlessRateLimit: 100,
+  sourceRateLimit: 1500,
 } as const;
 
 /** The evaluation windows a WAF rate-based rule accepts. */
@@ -87,6 +93,12 @@ const RATE_WINDOWS = [60, 120, 300, 600];
 
 /** The retention periods CloudWatch Logs accepts. */
 const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
+
+/** 0 (no such rule) or what WAF allows a rate-based rule's limit to be. */
+function sourceRateLimit(value: number): number {
+  if (value !== 0 && value < 10) throw new Error(`Context sourceRateLimit must be 0 (off) or an integer from 10 to 2000000000, got "${value}"`);
+  return value;
+}
 
 export function readConfig(node: Node): TillgateConfig {
   const raw = (key: string): string | undefined => {
@@ -187,6 +199,8 @@ export function readConfig(node: Node): TillgateConfig {
     tokenRateLimitWindowSeconds,
     unknownCodeLimit: integer('unknownCodeLimit', defaults.unknownCodeLimit, 1, 1_000_000),
     accountCodeQuota: integer('accountCodeQuota', defaults.accountCodeQuota, 1, 1_000_000_000_000),
+    tokenlessRateLimit: integer('tokenlessRateLimit', defaults.tokenlessRateLimit, 10, 2_000_000_000),
+    sourceRateLimit: sourceRateLimit(integer('sourceRateLimit', defaults.sourceRateLimit, 0, 2_000_000_000)),
     secretRotations,
   };
 }

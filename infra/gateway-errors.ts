@@ -90,6 +90,15 @@ export function methodsByPath(host: HostId): ReadonlyMap<string, readonly string
   return new Map([...byPath].map(([path, methods]) => [path, [...methods].sort()]));
 }
 
+/** An answer the stack's WAF web ACL gives (infra/constructs/token-rate-limit.ts), in each host's error shape. */
+export interface WafAnswer {
+  readonly statusCode: number;
+  readonly messageId: string;
+  readonly message: string;
+  /** What the till's cashier reads (pos host). */
+  readonly cashierMessage: string;
+}
+
 /**
  * 429 from the stack's WAF web ACL: this token is over its own limit (infra/constructs/
  * token-rate-limit.ts). WAF sends a fixed body (no request id: WAF has none to give), in the
@@ -100,10 +109,38 @@ export const TOKEN_RATE_LIMITED = {
   messageId: 'token_rate_limited',
   message: 'Too many requests with this X-Auth-Token: it is over its own rate limit; retry after the Retry-After delay',
   cashierMessage: 'This till is sending too many requests. Wait a minute, then try again; nothing will be recorded twice.',
-} as const;
+} as const satisfies WafAnswer;
 
-export function tokenRateLimitedBody(hostId: HostId): string {
-  const { message, messageId, cashierMessage } = TOKEN_RATE_LIMITED;
+/**
+ * 429 from the stack's WAF web ACL: this source address is over a limit, either that of requests
+ * without a well-formed X-Auth-Token or that of all its requests (docs/security.md).
+ */
+export const SOURCE_RATE_LIMITED = {
+  statusCode: 429,
+  messageId: 'source_rate_limited',
+  message:
+    'Too many requests from this network address (without a valid X-Auth-Token, or in all): it is over its rate limit; retry after the Retry-After delay',
+  cashierMessage: 'The shop is sending too many requests. Wait a minute, then try again; nothing will be recorded twice.',
+} as const satisfies WafAnswer;
+
+/** The most headers, and header bytes, WAF can inspect whole (and the local server accepts). */
+export const HEADER_LIMITS = { count: 200, bytes: 8192 } as const;
+
+/**
+ * 400 from the stack's WAF web ACL, and from the local server: the request's headers are more
+ * numerous or larger than WAF can inspect whole, so a token among them could pass uncounted.
+ * WAF cannot answer 431 (its custom responses offer no such status), so both answer 400.
+ */
+export const HEADERS_TOO_LARGE = {
+  statusCode: 400,
+  messageId: 'headers_too_large',
+  message: `Request headers are too large: send at most ${HEADER_LIMITS.count} headers and ${HEADER_LIMITS.bytes} bytes of headers`,
+  cashierMessage: "The till sent a request the service cannot read. Call support: the till's software must be fixed.",
+} as const satisfies WafAnswer;
+
+/** The fixed body of a WAF answer, in the host's error shape. */
+export function wafAnswerBody(hostId: HostId, answer: WafAnswer): string {
+  const { message, messageId, cashierMessage } = answer;
   return JSON.stringify(
     hostId === 'pos'
       ? { transaction: { errors: [{ message }], display_messages: [{ message: cashierMessage, message_id: messageId, message_content: {}, priority: 1 }] } }

@@ -111,6 +111,8 @@ export class TillgateStack extends Stack {
         ? new TokenRateLimit(this, 'TokenRateLimit', {
             stageName: config.stage,
             limit: config.tokenRateLimit,
+            tokenlessLimit: config.tokenlessRateLimit,
+            sourceLimit: config.sourceRateLimit,
             windowSeconds: config.tokenRateLimitWindowSeconds,
           })
         : undefined;

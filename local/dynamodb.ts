@@ -22,7 +22,7 @@ import { tableIds, tables, type TableId } from '../functions/tables.ts';
  * tables of functions/tables.ts created in it. Used by `npm start`, the token tool
  * and the test suite.
  *
- * It listens on every interface (`*:port`), not only 127.0.0.1: DynamoDBLocal.jar (3.3.1) has no
+ * It listens on every interface (`*:port`), not only 127.0.0.1: DynamoDBLocal.jar (2026-05-28) has no
  * option to bind to one address (its options: -port, -dbPath, -inMemory, -sharedDb, -cors,
  * -delayTransientStatuses, -disableTelemetry, -optimizeDbBeforeStartup), nor does the package's
  * spawn(). Anyone who can reach the port can read and write the local tables, tokens' hashes

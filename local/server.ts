@@ -5,7 +5,16 @@ import { resolve } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { hosts, routes, type HostId, type Route } from '../functions/routes.ts';
 import { loggablePath } from '../functions/http/loggable-path.ts';
-import { gatewayError, gatewayErrorBody, METHOD_NOT_ALLOWED, methodsByPath, type GatewayError } from '../infra/gateway-errors.ts';
+import {
+  gatewayError,
+  gatewayErrorBody,
+  HEADER_LIMITS,
+  HEADERS_TOO_LARGE,
+  METHOD_NOT_ALLOWED,
+  methodsByPath,
+  wafAnswerBody,
+  type GatewayError,
+} from '../infra/gateway-errors.ts';
 import { runInvocation } from './invocation.ts';
 
 /**
@@ -63,6 +72,17 @@ export async function startLocalApi(options: { ports: Record<HostId, number>; lo
       });
       // Keep-alive longer than clients' pools so connections are not cut under them.
       server.keepAliveTimeout = 65_000;
+      // Headers past Node's own limit (16 KiB) never reach serve(): answered as the stage's WAF
+      // answers headers it cannot inspect whole (see headersTooLarge), not with Node's bare 431.
+      server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+        if (error.code === 'HPE_HEADER_OVERFLOW' && socket.writable) {
+          const payload = wafAnswerBody(host, HEADERS_TOO_LARGE);
+          socket.end(
+            `HTTP/1.1 ${HEADERS_TOO_LARGE.statusCode} Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n` +
+              `X-Request-Id: ${randomUUID()}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${payload}`,
+          );
+        } else socket.destroy(error);
+      });
       await new Promise<void>((done, fail) => {
         server.once('error', fail);
         server.listen(options.ports[host], '127.0.0.1', () => done());
@@ -103,6 +123,30 @@ async function serve(
 ): Promise<void> {
   const target = splitTarget(request.url ?? '/');
   const gatewayRequestId = randomUUID();
+  if (headersTooLarge(request.rawHeaders)) {
+    // The stage's WAF refuses these before API Gateway sees them (infra/constructs/token-rate-limit.ts).
+    request.resume();
+    const payload = wafAnswerBody(host, HEADERS_TOO_LARGE);
+    response.writeHead(HEADERS_TOO_LARGE.statusCode, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(payload)),
+      'X-Request-Id': gatewayRequestId,
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
+    });
+    response.end(payload);
+    log(
+      JSON.stringify({
+        level: 'INFO',
+        message: 'gateway',
+        request_id: gatewayRequestId,
+        method: request.method,
+        path: null,
+        status: HEADERS_TOO_LARGE.statusCode,
+      }),
+    );
+    return;
+  }
   const match = matchRoute(host, request.method ?? 'GET', target.path);
   const body = await readBody(request, GATEWAY_MAX_BODY_BYTES);
 
@@ -160,6 +204,17 @@ async function serve(
   if (result.statusCode !== 304) headers['Content-Length'] = String(payload.length);
   response.writeHead(result.statusCode, headers);
   response.end(request.method === 'HEAD' ? undefined : payload);
+}
+
+/**
+ * More headers, or more bytes of them (names and values), than the stage's WAF can inspect whole:
+ * a token past them would pass WAF uncounted, so WAF refuses the request, and so does this server.
+ */
+function headersTooLarge(rawHeaders: readonly string[]): boolean {
+  if (rawHeaders.length / 2 > HEADER_LIMITS.count) return true;
+  let bytes = 0;
+  for (const part of rawHeaders) bytes += Buffer.byteLength(part);
+  return bytes > HEADER_LIMITS.bytes;
 }
 
 /**

@@ -28,6 +28,8 @@ export function localSettings() {
     customerKeyFile: process.env.TILLGATE_CUSTOMER_KEY_FILE || '.local/customer-key',
     /** The key that wraps the webhook signing secrets' data keys (functions/secrets.ts, `keys`): KMS's part in AWS. */
     webhookSecretsKeyFile: process.env.TILLGATE_WEBHOOK_SECRETS_KEY_FILE || '.local/webhook-secrets-key',
+    /** The key of the list cursors (functions/secrets.ts): Secrets Manager's part in AWS. */
+    cursorKeyFile: process.env.TILLGATE_CURSOR_KEY_FILE || '.local/cursor-key',
     devAccountId: 1,
   };
 }

@@ -11,15 +11,19 @@ import { startLocalStack, type LocalStack } from './stack.ts';
 const settings = localSettings();
 
 // Made once and kept (mode 0600): a new customer key would change the hash of every customer id
-// stored, a new webhook secrets key would leave every stored signing secret unreadable.
-const [customerKey, webhookSecretsKey] = (() => {
+// stored, a new webhook secrets key would leave every stored signing secret unreadable, a new cursor
+// key would refuse the list cursors handed out before it.
+const secretFile = (id: LocalValueId, file: string) => {
   try {
-    return [ensureSecretFile('customerKey', settings.customerKeyFile), ensureSecretFile('webhookSecrets', settings.webhookSecretsKeyFile)];
+    return ensureSecretFile(id, file);
   } catch (error) {
     console.error(`\n${(error as Error).message}`);
     process.exit(1);
   }
-})();
+};
+const customerKey = secretFile('customerKey', settings.customerKeyFile);
+const cursorKey = secretFile('cursorKey', settings.cursorKeyFile);
+const webhookSecretsKey = secretFile('webhookSecrets', settings.webhookSecretsKeyFile);
 
 let stack: LocalStack | undefined;
 if (!settings.externalEndpoint) {
@@ -44,7 +48,7 @@ stack = await startLocalStack({
         },
       },
   tablePrefix: settings.tablePrefix,
-  secrets: { customerKey: customerKey.value, webhookSecrets: webhookSecretsKey.value },
+  secrets: { customerKey: customerKey.value, cursorKey: cursorKey.value, webhookSecrets: webhookSecretsKey.value },
   onTablesCreated: (names) => console.log(`Created tables: ${names.join(', ')}`),
   environment: {
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',

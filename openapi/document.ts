@@ -9,6 +9,9 @@ import {
   METHOD_NOT_ALLOWED,
   methodsByPath,
   TOKEN_RATE_LIMITED,
+  SOURCE_RATE_LIMITED,
+  HEADERS_TOO_LARGE,
+  HEADER_LIMITS,
   type GatewayErrorType,
 } from '../infra/gateway-errors.ts';
 import { ERROR_CODES } from '../functions/http/errors.ts';
@@ -76,7 +79,8 @@ const errorDescriptions: Record<number, string> = {
 const gatewayDescriptions: Record<number, string> = {
   429:
     'Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the ' +
-    "stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds). Retry after " +
+    "stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source " +
+    'address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after ' +
     "Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id.",
   502: 'Answered by API Gateway: the function failed without an answer (a crash, or the Lambda timeout). The message quotes the request id.',
   504: "Answered by API Gateway: the function did not answer within API Gateway's 29 s integration timeout. The message quotes the request id.",
@@ -901,7 +905,16 @@ const messages = {
     content({ request_id: { type: 'string', description: 'Quote it to support.' } }),
     'Any other refusal or fault: message_id names it.',
   ),
-  TokenRateLimitedMessage: displayMessage([TOKEN_RATE_LIMITED.messageId], content({}), "This token is over its own rate limit (WAF's fixed answer)."),
+  TokenRateLimitedMessage: displayMessage(
+    [TOKEN_RATE_LIMITED.messageId, SOURCE_RATE_LIMITED.messageId],
+    content({}),
+    "This token, or this source address, is over its own rate limit (WAF's fixed answer).",
+  ),
+  HeadersTooLargeMessage: displayMessage(
+    [HEADERS_TOO_LARGE.messageId],
+    content({}),
+    `More than ${HEADER_LIMITS.count} headers or ${HEADER_LIMITS.bytes} bytes of them: WAF cannot inspect them whole and refuses the request (WAF's fixed answer; the local server gives the same).`,
+  ),
 };
 type MessageName = keyof typeof messages;
 
@@ -1177,7 +1190,7 @@ const schemas = {
       },
     },
   },
-  PosError: transactionEnvelope(posErrors, ['ErrorMessage']),
+  PosError: transactionEnvelope(posErrors, ['ErrorMessage', 'HeadersTooLargeMessage']),
   PosThrottled: transactionEnvelope(posErrors, ['ErrorMessage', 'TokenRateLimitedMessage']),
 };
 

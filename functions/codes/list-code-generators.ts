@@ -12,7 +12,7 @@ export const handler = api<null, null, { limit?: string; cursor?: string; store_
 }).handler(async (event, context) => {
   const { store_id: storeId } = event.query;
   const filters = storeId === undefined ? 'code_generators' : `code_generators?store_id=${storeId}`;
-  const page = pageOf(event.query, context.accountId, filters);
+  const page = await pageOf(event.query, context.accountId, filters);
   const result = await listCodeGenerators(context.accountId, { storeId, afterId: page.afterId, limit: page.limit });
-  return ok(pageBody('code_generators', result, presentCodeGenerator, context.accountId, filters));
+  return ok(await pageBody('code_generators', result, presentCodeGenerator, context.accountId, filters));
 });

@@ -25,10 +25,10 @@ export const handler = api<null, { id: number; code: string }, { limit?: string;
   const { id, code } = event.params;
   // Bound to the code as issued (the key's spelling), however the path typed it.
   const filters = `redemptions?generator=${id}&code=${codeSpelling(code) ?? code}`;
-  const page = redemptionPageOf(event.query, context.accountId, filters);
+  const page = await redemptionPageOf(event.query, context.accountId, filters);
   const issued = await findIssuedCode(context.accountId, id, code);
   if (!issued) throw notFound(`Code ${code} was not issued by code generator ${id}`);
   const shards = issued.pooled ? [...(await shardUses(codeCount(issued)))].filter(([, used]) => used > 0).map(([shard]) => shard) : [];
   const result = await listCodeRedemptions(issued, shards, { after: page.after, limit: page.limit });
-  return ok(pageBody('redemptions', result, presentCodeRedemption, context.accountId, filters, (redemption) => redemption.redeemed_order));
+  return ok(await pageBody('redemptions', result, presentCodeRedemption, context.accountId, filters, (redemption) => redemption.redeemed_order));
 });

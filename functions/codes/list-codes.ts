@@ -24,7 +24,7 @@ export const handler = api<null, { id: number }, { limit?: string; cursor?: stri
   const { id } = event.params;
   const redeemed = event.query.redeemed === undefined ? undefined : event.query.redeemed === 'true';
   const filters = `codes?generator=${id}${redeemed === undefined ? '' : `&redeemed=${redeemed}`}`;
-  const page = codePageOf(event.query, context.accountId, filters);
+  const page = await codePageOf(event.query, context.accountId, filters);
   const [generator, result] = await Promise.all([
     findCodeGenerator(context.accountId, id),
     listCodes(context.accountId, id, { redeemed, afterCode: page.afterCode, limit: page.limit }),
@@ -32,7 +32,7 @@ export const handler = api<null, { id: number }, { limit?: string; cursor?: stri
   if (!generator) throw notFound(`Code generator ${id} not found`);
   const max = generator.max_redemptions_per_code;
   return ok(
-    pageBody(
+    await pageBody(
       'codes',
       result,
       (code: CodeView) => presentCode(code, { times_redeemed: listedTimesRedeemed(code), max_redemptions_per_code: max }),

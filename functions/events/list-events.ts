@@ -16,7 +16,7 @@ export const handler = api<null, null, { limit?: string; cursor?: string }>({
   operationId: 'listEvents',
   query: listQuery,
 }).handler(async (event, context) => {
-  const page = pageOf(event.query, context.accountId, 'events');
+  const page = await pageOf(event.query, context.accountId, 'events');
   const result = await listEvents(context.accountId, page.afterId, page.limit, new Date());
-  return ok(pageBody('events', result, presentEvent, context.accountId, 'events'));
+  return ok(await pageBody('events', result, presentEvent, context.accountId, 'events'));
 });

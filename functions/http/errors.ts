@@ -131,6 +131,8 @@ const TRANSIENT_ERROR_NAMES = new Set([
   // KMS refused, throttled or did not answer a data-key call (runtime/envelope.ts): on-call fixes a
   // refusal (the key disabled, a grant missing); a retry meets the key again.
   'KeyUnavailableError',
+  // Likewise the cursor key (http/pagination.ts), read by the list routes.
+  'CursorKeyUnavailableError',
 ]);
 
 const TRANSIENT_NETWORK_CODES = new Set([

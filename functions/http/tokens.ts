@@ -9,7 +9,7 @@ export { TOKEN_SCOPES, type TokenScope } from '#data/api-keys';
  * stored; a slow password hash buys nothing for secrets of that strength. The lookup is by hash
  * equality in DynamoDB, so no token is ever compared byte by byte in this process.
  */
-const TOKEN_SHAPE = /^tg_[A-Za-z0-9_-]{43}$/;
+export const TOKEN_SHAPE = /^tg_[A-Za-z0-9_-]{43}$/;
 
 export function newToken(): string {
   return `tg_${randomBytes(32).toString('base64url')}`;

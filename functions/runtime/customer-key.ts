@@ -1,7 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { hasSecretForm, secrets } from '#functions/secrets';
-import { deadlineSignal } from './deadline.ts';
+import { secretKeyReader } from './secret-value.ts';
 
 /**
  * A customer id (`transaction.customer_id`: a loyalty card or customer number) is personal data:
@@ -13,10 +11,9 @@ import { deadlineSignal } from './deadline.ts';
  * The key (functions/secrets.ts, `customerKey`): in AWS a Secrets Manager secret the stack
  * generated, read once per execution environment; on the local stack its value, from the
  * environment. Which one is settled when the module loads (missing configuration fails the cold
- * start, as a missing table name does); a failure to read the secret answers 503, never 500.
+ * start, as a missing table name does); a failure to read the secret answers 503, never 500
+ * (runtime/secret-value.ts reads it).
  */
-const spec = secrets.customerKey;
-const { arnEnvVar, localEnvVar } = spec;
 
 /**
  * The key could not be read (Secrets Manager refused, timed out or is unreachable, or the secret
@@ -31,58 +28,12 @@ export class CustomerKeyUnavailableError extends Error {
   }
 }
 
-type KeySource = { readonly kind: 'local'; readonly key: Buffer } | { readonly kind: 'aws'; readonly arn: string };
-
-function keySource(): KeySource {
-  const value = process.env[localEnvVar];
-  const arn = process.env[arnEnvVar];
-  if (value && arn) throw new Error(`Set ${arnEnvVar} (AWS) or ${localEnvVar} (the local stack), not both`);
-  if (arn) return { kind: 'aws', arn };
-  if (!value) throw new Error(`Missing the customer key: ${arnEnvVar} (AWS) or ${localEnvVar} (the local stack) must be set`);
-  // The message names the form only: the value is a secret.
-  if (!hasSecretForm(spec, value)) throw new Error(`${localEnvVar} must be ${spec.bytes * 2} lowercase hexadecimal characters (${spec.bytes} bytes)`);
-  return { kind: 'local', key: Buffer.from(value, 'hex') };
-}
-
-const source = keySource();
-
-/** One client per execution environment, made at the first read (the local stack never makes one). */
-let client: SecretsManagerClient | undefined;
-/** The key, or the read in flight (callers at once share it); forgotten when it fails, so the next request tries again. */
-let cached: Promise<Buffer> | undefined;
-
-function customerKey(): Promise<Buffer> {
-  if (source.kind === 'local') return Promise.resolve(source.key);
-  cached ??= readSecret(source.arn).catch((error: unknown) => {
-    cached = undefined;
-    throw error;
-  });
-  return cached;
-}
-
-async function readSecret(arn: string): Promise<Buffer> {
-  client ??= new SecretsManagerClient({
-    // As the DynamoDB client (clients.ts): a slow moment is retried, a hang is not waited out.
-    maxAttempts: 3,
-    requestHandler: { connectionTimeout: 1000, requestTimeout: 2000, throwOnRequestTimeout: true },
-  });
-  let value: string | undefined;
-  try {
-    // The invocation's deadline bounds the attempts and the back-off between them (deadline.ts).
-    const signal = deadlineSignal();
-    const answer = await client.send(new GetSecretValueCommand({ SecretId: arn }), signal ? { abortSignal: signal } : {});
-    value = answer.SecretString;
-  } catch (error) {
-    const name = error instanceof Error ? error.name : 'an error';
-    throw new CustomerKeyUnavailableError(`The customer key could not be read from Secrets Manager (${name})`, { cause: error });
-  }
-  if (value === undefined || !hasSecretForm(spec, value)) {
-    throw new CustomerKeyUnavailableError(
-      `The customer key secret is not ${spec.bytes * 2} lowercase hexadecimal characters: put a value of that form into it (docs/deploying.md, "The customer key")`,
-    );
-  }
-  return Buffer.from(value, 'hex');
-}
+const customerKey = secretKeyReader(
+  'customerKey',
+  'customer key',
+  (message, options) => new CustomerKeyUnavailableError(message, options),
+  'docs/deploying.md, "The customer key"',
+);
 
 /**
  * The keyed hash that stands for `customerId` of account `accountId`: HMAC-SHA256 with the

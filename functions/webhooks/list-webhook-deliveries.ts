@@ -16,9 +16,9 @@ export const handler = api<null, { id: number }, { limit?: string; cursor?: stri
 }).handler(async (event, context) => {
   const { id } = event.params;
   const filters = `webhook_endpoints/${id}/deliveries`;
-  const page = pageOf(event.query, context.accountId, filters);
+  const page = await pageOf(event.query, context.accountId, filters);
   if (!(await findEndpoint(context.accountId, id))) throw notFound(`Webhook endpoint ${id} not found`);
   const result = await listDeliveries(context.accountId, id, page.afterId, page.limit);
   const items = { items: result.items.map((delivery) => ({ ...delivery, id: delivery.event_id })), more: result.more };
-  return ok(pageBody('deliveries', items, presentDelivery, context.accountId, filters));
+  return ok(await pageBody('deliveries', items, presentDelivery, context.accountId, filters));
 });

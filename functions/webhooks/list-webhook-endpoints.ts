@@ -10,7 +10,7 @@ export const handler = api<null, null, { limit?: string; cursor?: string }>({
   operationId: 'listWebhookEndpoints',
   query: listQuery,
 }).handler(async (event, context) => {
-  const page = pageOf(event.query, context.accountId, 'webhook_endpoints');
+  const page = await pageOf(event.query, context.accountId, 'webhook_endpoints');
   const result = await listEndpoints(context.accountId, page.afterId, page.limit);
-  return ok(pageBody('webhook_endpoints', result, (endpoint) => presentWebhookEndpoint(endpoint), context.accountId, 'webhook_endpoints'));
+  return ok(await pageBody('webhook_endpoints', result, (endpoint) => presentWebhookEndpoint(endpoint), context.accountId, 'webhook_endpoints'));
 });

@@ -21,7 +21,8 @@
  *   and other test files never collide with it: `127.0.0.1:3000` (3001, 8000) in a command is
  *   rewritten to the real port before it runs, and back in its output.
  * - Outputs are compared line by line after normalising what varies from run to run (`RULES`
- *   below: request ids, times, moments in words, ETags, X-Runtime, Date, tokens, key ids, codes).
+ *   below: request ids, times, moments in words, ETags, X-Runtime, Date, tokens, key ids, codes,
+ *   list cursors).
  *   Ids are not normalised: on a fresh stack they are the same on every run, which is what lets a
  *   page use `/v1.0/codegen/1` literally.
  * - `npm run docs -- --update` rewrites the outputs of the examples that differ with what the
@@ -143,6 +144,8 @@ const RULES: readonly { readonly name: string; readonly pattern: RegExp; readonl
   { name: 'ETag', pattern: /W\/"[0-9a-f]{32}(?=(?:\.\d+)?")/g, placeholder: 'W/"<etag>' },
   { name: 'token', pattern: /\btg_[A-Za-z0-9_-]{43}\b/g, placeholder: '<token>' },
   { name: 'key id', pattern: /\bkey_[0-9a-f]{16}\b/g, placeholder: '<key-id>' },
+  // A list cursor is encrypted with each stack's own cursor key (functions/http/pagination.ts).
+  { name: 'list cursor', pattern: /(?<="next_cursor":")[A-Za-z0-9_-]+(?=")/g, placeholder: '<cursor>' },
   // A webhook endpoint's signing secret: whsec_ and base64 of random bytes (functions/webhooks/rules.ts).
   { name: 'webhook secret', pattern: /\bwhsec_[A-Za-z0-9+/]+={0,2}/g, placeholder: 'whsec_<secret>' },
   // A tillgate code: a prefix ending in "-", then 8 of the alphabet of functions/codes/code-shapes.ts.

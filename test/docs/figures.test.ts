@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { counted, fillSections, renderSections, sectionNames, statedCounts, type TemplateJson } from '../../scripts/docs/generated.ts';
 import { synthesizedTemplates } from '../../scripts/docs/templates.ts';
 import { defaults, readConfig } from '../../infra/config.ts';
-import { gatewayErrors, METHOD_NOT_ALLOWED, TOKEN_RATE_LIMITED } from '../../infra/gateway-errors.ts';
+import { gatewayErrors, HEADERS_TOO_LARGE, METHOD_NOT_ALLOWED, SOURCE_RATE_LIMITED, TOKEN_RATE_LIMITED } from '../../infra/gateway-errors.ts';
 import type { ErrorCode } from '../../functions/http/errors.ts';
 import { MAX_BODY_BYTES } from '../../functions/http/limits.ts';
 import { PROMOTION_SHARDS } from '../../functions/tables.ts';
@@ -223,6 +223,8 @@ describe('docs/api.md: statuses and message ids', () => {
       ...gatewayErrors.map((error) => error.messageId),
       METHOD_NOT_ALLOWED.messageId,
       TOKEN_RATE_LIMITED.messageId,
+      SOURCE_RATE_LIMITED.messageId,
+      HEADERS_TOO_LARGE.messageId,
     ];
     const paragraph = api().split('On the pos host every error carries')[1]!.split('\n\n')[0]!;
     expect(ids.filter((id) => !paragraph.includes(`\`${id}\``))).toEqual([]);

@@ -4,6 +4,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { buildApp } from '../../infra/build.ts';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { readConfig } from '../../infra/config.ts';
+import { secretIds } from '#functions/secrets';
 import { routes } from '#functions/routes';
 import { OWN_WEB_ACL_WITHOUT_TOKEN_LIMIT } from '../../infra/tillgate-stack.ts';
 import { synthesize, type Synthesized } from './synth.ts';
@@ -68,7 +69,7 @@ describe('context switches', () => {
 
   it('makes the secrets of a throwaway stage go with it too', () => {
     const secrets = ofType('AWS::SecretsManager::Secret');
-    expect(secrets).toHaveLength(1);
+    expect(secrets).toHaveLength(secretIds.length);
     for (const secret of secrets) {
       expect(secret.DeletionPolicy).toBe('Delete');
       expect(secret.Properties.Description).toMatch(/^tillgate \(dev\): /);
@@ -173,6 +174,8 @@ describe('bad context fails the synth with a message naming the key', () => {
     [{ tokenRateLimitEnabled: 'no' }, /tokenRateLimitEnabled must be true or false/],
     [{ tokenRateLimit: '9' }, /tokenRateLimit must be an integer from 10/],
     [{ tokenRateLimitWindowSeconds: '90' }, /tokenRateLimitWindowSeconds must be one of 60, 120, 300, 600/],
+    [{ tokenlessRateLimit: '9' }, /tokenlessRateLimit must be an integer from 10/],
+    [{ sourceRateLimit: '5' }, /sourceRateLimit must be 0 \(off\) or an integer from 10/],
     [{ customerKeyRotation: 'first of December' }, /customerKeyRotation must be 1-64 of A-Z a-z 0-9 \. _ : -/],
   ])('%j', (context, message) => {
     expect(config(context)).toThrow(message);
@@ -192,6 +195,8 @@ describe('bad context fails the synth with a message naming the key', () => {
       tokenRateLimitEnabled: true,
       tokenRateLimit: 300,
       tokenRateLimitWindowSeconds: 60,
+      tokenlessRateLimit: 100,
+      sourceRateLimit: 1500,
       secretRotations: {},
     });
   });
@@ -205,11 +210,24 @@ describe('the per-token limit, by context', () => {
   };
   const typed = (resources: Record<string, Resource>, type: string) => Object.values(resources).filter((r) => r.Type === type);
 
-  it('takes its limit and window (also the Retry-After) from context', () => {
-    const { resources } = build({ tokenRateLimit: '1200', tokenRateLimitWindowSeconds: '300' });
+  it('takes its limits and window (also the Retry-After) from context', () => {
+    const { resources } = build({ tokenRateLimit: '1200', tokenRateLimitWindowSeconds: '300', tokenlessRateLimit: '40', sourceRateLimit: '5000' });
     const [acl] = typed(resources, 'AWS::WAFv2::WebACL');
-    expect(acl!.Properties.Rules[0].Statement.RateBasedStatement).toMatchObject({ Limit: 1200, EvaluationWindowSec: 300 });
-    expect(acl!.Properties.Rules[1].Action.Block.CustomResponse.ResponseHeaders[0]).toEqual({ Name: 'Retry-After', Value: '300' });
+    const named = (name: string) => acl!.Properties.Rules.find((r: any) => r.Name === name);
+    expect(named('PerToken').Statement.RateBasedStatement).toMatchObject({ Limit: 1200, EvaluationWindowSec: 300 });
+    expect(named('PerSourceWithoutToken').Statement.RateBasedStatement).toMatchObject({ Limit: 40, EvaluationWindowSec: 300 });
+    expect(named('PerSource').Statement.RateBasedStatement).toMatchObject({ Limit: 5000, EvaluationWindowSec: 300 });
+    for (const name of ['PerTokenLimitCore', 'PerSourceLimitPos'])
+      expect(named(name).Action.Block.CustomResponse.ResponseHeaders[0]).toEqual({ Name: 'Retry-After', Value: '300' });
+  });
+
+  it('has no all-requests rule with sourceRateLimit=0, and the rest as before', () => {
+    const { resources } = build({ sourceRateLimit: '0' });
+    const [acl] = typed(resources, 'AWS::WAFv2::WebACL');
+    const names = acl!.Properties.Rules.map((r: any) => r.Name);
+    expect(names).not.toContain('PerSource');
+    expect(names).toContain('PerSourceWithoutToken');
+    expect(names).toContain('PerSourceLimitCore');
   });
 
   it('is off with tokenRateLimitEnabled=false: no web ACL, no association, cdk-nag still clean (APIG3 acknowledged with the reason)', () => {

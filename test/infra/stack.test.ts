@@ -171,11 +171,37 @@ describe('the per-token limit: a WAF web ACL shipped with the stack', () => {
     }
   });
 
-  it('counts requests per X-Auth-Token value (custom aggregation key) and labels those over 300 per 60 s', () => {
-    const [rule] = acl()[1].Properties.Rules;
-    expect(rule).toMatchObject({
-      Name: 'PerToken',
-      Priority: 0,
+  const rule = (name: string) => {
+    const found = acl()[1].Properties.Rules.find((r: any) => r.Name === name);
+    expect(found, name).toBeDefined();
+    return found;
+  };
+  const wellFormed = {
+    RegexMatchStatement: {
+      RegexString: '^tg_[A-Za-z0-9_-]{43}$',
+      FieldToMatch: { SingleHeader: { Name: 'x-auth-token' } },
+      TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+    },
+  };
+
+  it('has its rules in this order: oversize headers refused first, then the three counters, then the blocks', () => {
+    expect(acl()[1].Properties.Rules.map((r: any) => [r.Priority, r.Name])).toEqual(
+      [
+        'HeadersOversizeCore',
+        'HeadersOversizePos',
+        'PerToken',
+        'PerSourceWithoutToken',
+        'PerSource',
+        'PerTokenLimitCore',
+        'PerTokenLimitPos',
+        'PerSourceLimitCore',
+        'PerSourceLimitPos',
+      ].map((name, priority) => [priority, name]),
+    );
+  });
+
+  it('counts requests per well-formed X-Auth-Token value (custom aggregation key) and labels those over 300 per 60 s', () => {
+    expect(rule('PerToken')).toMatchObject({
       Action: { Count: {} },
       RuleLabels: [{ Name: 'tillgate:token-over-limit' }],
       Statement: {
@@ -184,53 +210,107 @@ describe('the per-token limit: a WAF web ACL shipped with the stack', () => {
           EvaluationWindowSec: 60,
           AggregateKeyType: 'CUSTOM_KEYS',
           CustomKeys: [{ Header: { Name: 'x-auth-token', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
+          ScopeDownStatement: wellFormed,
         },
       },
     });
   });
 
-  it("blocks a labelled request with 429, Retry-After and the host's error body, the core host by its version prefix, the pos host the rest", () => {
-    const [, webAcl] = acl();
-    const [, core, pos] = webAcl.Properties.Rules;
-    const label = { LabelMatchStatement: { Scope: 'LABEL', Key: 'tillgate:token-over-limit' } };
-    expect(core.Statement).toEqual({
-      AndStatement: {
-        Statements: [
-          label,
-          {
-            ByteMatchStatement: {
-              FieldToMatch: { UriPath: {} },
-              PositionalConstraint: 'CONTAINS',
-              SearchString: '/v1.0/',
-              TextTransformations: [{ Priority: 0, Type: 'NONE' }],
-            },
-          },
-        ],
+  it('counts per source address the requests without a well-formed token (over 100 per 60 s), and all requests (over 1,500)', () => {
+    expect(rule('PerSourceWithoutToken')).toMatchObject({
+      Action: { Count: {} },
+      RuleLabels: [{ Name: 'tillgate:source-over-limit' }],
+      Statement: {
+        RateBasedStatement: { Limit: 100, EvaluationWindowSec: 60, AggregateKeyType: 'IP', ScopeDownStatement: { NotStatement: { Statement: wellFormed } } },
       },
     });
-    expect(pos.Statement).toEqual(label);
-    expect([core.Priority, pos.Priority]).toEqual([1, 2]);
-    for (const [rule, host] of [
-      [pos, 'pos'],
-      [core, 'core'],
-    ] as const) {
-      expect(rule.Action.Block.CustomResponse).toEqual({
-        ResponseCode: 429,
-        CustomResponseBodyKey: `${host}-token-rate-limited`,
+    expect(rule('PerSource')).toEqual({
+      Name: 'PerSource',
+      Priority: 4,
+      Action: { Count: {} },
+      RuleLabels: [{ Name: 'tillgate:source-over-limit' }],
+      Statement: { RateBasedStatement: { Limit: 1500, EvaluationWindowSec: 60, AggregateKeyType: 'IP' } },
+      VisibilityConfig: { CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false, MetricName: 'tillgate-prod-per-source' },
+    });
+  });
+
+  it('refuses with 400 a request whose headers WAF cannot inspect whole (oversize handling MATCH), before any counter', () => {
+    const oversize = {
+      SizeConstraintStatement: {
+        FieldToMatch: { Headers: { MatchPattern: { All: {} }, MatchScope: 'ALL', OversizeHandling: 'MATCH' } },
+        ComparisonOperator: 'GT',
+        Size: 8192,
+        TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+      },
+    };
+    expect(rule('HeadersOversizeCore').Statement).toEqual({ AndStatement: { Statements: [oversize, onCore] } });
+    expect(rule('HeadersOversizePos').Statement).toEqual(oversize);
+    for (const host of ['core', 'pos'] as const) {
+      expect(rule(`HeadersOversize${host === 'core' ? 'Core' : 'Pos'}`).Action.Block.CustomResponse).toEqual({
+        ResponseCode: 400,
+        CustomResponseBodyKey: `${host}-headers-too-large`,
         ResponseHeaders: [
-          { Name: 'Retry-After', Value: '60' },
           { Name: 'Cache-Control', Value: 'no-store' },
           { Name: 'X-Content-Type-Options', Value: 'nosniff' },
         ],
       });
     }
-    const bodies = webAcl.Properties.CustomResponseBodies;
-    const message = 'Too many requests with this X-Auth-Token: it is over its own rate limit; retry after the Retry-After delay';
-    expect(bodies['core-token-rate-limited'].ContentType).toBe('APPLICATION_JSON');
-    expect(JSON.parse(bodies['core-token-rate-limited'].Content)).toEqual({ errors: [{ message }] });
-    const posBody = JSON.parse(bodies['pos-token-rate-limited'].Content);
-    expect(posBody.transaction.errors).toEqual([{ message }]);
-    expect(posBody.transaction.display_messages[0]).toMatchObject({ message_id: 'token_rate_limited', priority: 1 });
+    const bodies = acl()[1].Properties.CustomResponseBodies;
+    const message = 'Request headers are too large: send at most 200 headers and 8192 bytes of headers';
+    expect(JSON.parse(bodies['core-headers-too-large'].Content)).toEqual({ errors: [{ message }] });
+    expect(JSON.parse(bodies['pos-headers-too-large'].Content).transaction.display_messages[0]).toMatchObject({ message_id: 'headers_too_large' });
+  });
+
+  const onCore = {
+    ByteMatchStatement: {
+      FieldToMatch: { UriPath: {} },
+      PositionalConstraint: 'CONTAINS',
+      SearchString: '/v1.0/',
+      TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+    },
+  };
+
+  it("blocks a labelled request with 429, Retry-After and the host's error body, the core host by its version prefix, the pos host the rest", () => {
+    const bodies = acl()[1].Properties.CustomResponseBodies;
+    for (const [prefix, labelKey, answer, message] of [
+      [
+        'PerTokenLimit',
+        'tillgate:token-over-limit',
+        'token-rate-limited',
+        'Too many requests with this X-Auth-Token: it is over its own rate limit; retry after the Retry-After delay',
+      ],
+      [
+        'PerSourceLimit',
+        'tillgate:source-over-limit',
+        'source-rate-limited',
+        'Too many requests from this network address (without a valid X-Auth-Token, or in all): it is over its rate limit; retry after the Retry-After delay',
+      ],
+    ] as const) {
+      const label = { LabelMatchStatement: { Scope: 'LABEL', Key: labelKey } };
+      const core = rule(`${prefix}Core`);
+      const pos = rule(`${prefix}Pos`);
+      expect(core.Statement).toEqual({ AndStatement: { Statements: [label, onCore] } });
+      expect(pos.Statement).toEqual(label);
+      for (const [blocking, host] of [
+        [pos, 'pos'],
+        [core, 'core'],
+      ] as const) {
+        expect(blocking.Action.Block.CustomResponse).toEqual({
+          ResponseCode: 429,
+          CustomResponseBodyKey: `${host}-${answer}`,
+          ResponseHeaders: [
+            { Name: 'Retry-After', Value: '60' },
+            { Name: 'Cache-Control', Value: 'no-store' },
+            { Name: 'X-Content-Type-Options', Value: 'nosniff' },
+          ],
+        });
+      }
+      expect(bodies[`core-${answer}`].ContentType).toBe('APPLICATION_JSON');
+      expect(JSON.parse(bodies[`core-${answer}`].Content)).toEqual({ errors: [{ message }] });
+      const posBody = JSON.parse(bodies[`pos-${answer}`].Content);
+      expect(posBody.transaction.errors).toEqual([{ message }]);
+      expect(posBody.transaction.display_messages[0]).toMatchObject({ message_id: answer.replaceAll('-', '_'), priority: 1 });
+    }
   });
 
   it('is an output of the stack', () => {
@@ -503,21 +583,31 @@ describe('the customer key: a generated Secrets Manager secret only the till fun
     expect(ofType('AWS::SecretsManager::ResourcePolicy')).toEqual([]);
   });
 
-  it('is read by the redemption, check and void functions, and by no other role of the stack', () => {
-    const readers = routes.filter((route) => route.secrets?.includes('customerKey')).map((route) => route.operationId);
-    expect(readers.sort()).toEqual(['redeemCodes', 'validateCodes', 'voidTransaction']);
+  it.each([
+    ['customerKey', ['redeemCodes', 'validateCodes', 'voidTransaction']],
+    ['cursorKey', ['listCodeGenerators', 'listCodeRedemptions', 'listCodes', 'listEvents', 'listWebhookDeliveries', 'listWebhookEndpoints']],
+  ] as const)('%s is read by its functions (the till routes; the list routes), and by no other role of the stack', (secretId, expected) => {
+    const secretRef = logicalId(synth.stack, synth.stack.secrets.byId[secretId]);
+    const readers = routes.filter((route) => route.secrets?.includes(secretId)).map((route) => route.operationId);
+    expect(readers.sort()).toEqual(expected);
     const readerRoles = readers.map((operationId) => logicalId(synth.stack, synth.stack.functions.get(operationId)!.executionRole)).sort();
 
-    // Every statement of every policy of the template that names a Secrets Manager action or the secret.
+    // Every statement of every policy of the template that names the secret, or a Secrets Manager action on it.
     const touching = ofType('AWS::IAM::Policy').flatMap(([, policy]) =>
       (policy.Properties.PolicyDocument.Statement as any[])
-        .filter((statement) => JSON.stringify(statement).includes('secretsmanager:') || JSON.stringify(statement).includes(customerKeyId()))
+        .filter((statement) => JSON.stringify(statement).includes(secretRef))
         .map((statement) => ({ roles: policy.Properties.Roles.map((r: any) => r.Ref as string), statement })),
     );
     expect(touching.flatMap((t) => t.roles).sort()).toEqual(readerRoles);
     for (const { statement } of touching) {
-      expect(statement).toEqual({ Action: 'secretsmanager:GetSecretValue', Effect: 'Allow', Resource: { Ref: customerKeyId() } });
+      expect(statement).toEqual({ Action: 'secretsmanager:GetSecretValue', Effect: 'Allow', Resource: { Ref: secretRef } });
     }
+    // Every Secrets Manager statement of the template is one of the two secrets' GetSecretValue.
+    const all = ofType('AWS::IAM::Policy').flatMap(([, policy]) =>
+      (policy.Properties.PolicyDocument.Statement as any[]).filter((statement) => JSON.stringify(statement).includes('secretsmanager:')),
+    );
+    const refs = secretIds.map((id) => logicalId(synth.stack, synth.stack.secrets.byId[id]));
+    for (const statement of all) expect(refs).toContain(statement.Resource.Ref);
     // No other role, inline or managed, names it.
     for (const [id, role] of ofType('AWS::IAM::Role')) expect(JSON.stringify(role.Properties), id).not.toContain('secretsmanager');
   });

@@ -36,6 +36,7 @@ async function startStack(): Promise<Stack> {
     TILLGATE_DEV_TOKEN_FILE: tokenFile,
     TILLGATE_CUSTOMER_KEY_FILE: join(directory, 'customer-key'),
     TILLGATE_WEBHOOK_SECRETS_KEY_FILE: join(directory, 'webhook-secrets-key'),
+    TILLGATE_CURSOR_KEY_FILE: join(directory, 'cursor-key'),
     TILLGATE_DATA_DIR: join(directory, 'dynamodb'),
   };
   const child = spawn(join('node_modules', '.bin', 'tsx'), ['local/start.ts'], { env });

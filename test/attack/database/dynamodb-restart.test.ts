@@ -53,6 +53,7 @@ beforeAll(async () => {
       TILLGATE_DEV_TOKEN_FILE: join(directory, 'dev-token'),
       TILLGATE_CUSTOMER_KEY_FILE: join(directory, 'customer-key'),
       TILLGATE_WEBHOOK_SECRETS_KEY_FILE: join(directory, 'webhook-secrets-key'),
+      TILLGATE_CURSOR_KEY_FILE: join(directory, 'cursor-key'),
       TABLE_PREFIX: 'restart-',
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,6 +3,7 @@ import { expect } from 'vitest';
 import type { HostId } from '../../../functions/routes.ts';
 import type { LocalApi } from '../../../local/server.ts';
 import { newAccount } from '../../support/accounts.ts';
+import { openCursor, sealCursor } from '../../support/cursors.ts';
 import { call } from '../../support/http.ts';
 import { checkAgainstOpenApi } from '../../support/openapi.ts';
 import { codeGeneratorsOf, eventsOf } from '../../support/records.ts';
@@ -199,9 +200,17 @@ interface QueryPart {
 function cursorArbitrary(route: 'events' | 'codegen'): fc.Arbitrary<string> {
   const real = cursors.filter((c) => c.route === route).map((c) => c.text);
   const any = cursors.map((c) => c.text);
+  // A real cursor opened with the tests' cursor key, changed as an object, sealed again: a
+  // well-sealed cursor of another account or filter, or of an odd position.
   const reencode = (text: string, change: (content: any) => unknown) => {
-    const content = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-    return Buffer.from(JSON.stringify(change(content))).toString('base64url');
+    const [a, f, after] = openCursor(text) as [number, string, number];
+    const changed = change({ v: 1, a, f, after }) as any;
+    return sealCursor(changed && typeof changed === 'object' && !Array.isArray(changed) && changed.v === 1 ? [changed.a, changed.f, changed.after] : changed);
+  };
+  // The old, plain form (base64url JSON): never a cursor now.
+  const plain = (text: string) => {
+    const [a, f, after] = openCursor(text) as [number, string, number];
+    return Buffer.from(JSON.stringify({ v: 1, a, f, after })).toString('base64url');
   };
   const mine = real.filter((t) => cursors.find((c) => c.text === t)!.account === owner.accountId);
   return fc.oneof(
@@ -243,6 +252,7 @@ function cursorArbitrary(route: 'events' | 'codegen'): fc.Arbitrary<string> {
         .map(([t, change]) => reencode(t, change)),
       weight: 4,
     },
+    { arbitrary: fc.constantFrom(...mine).map(plain), weight: 1 },
     {
       arbitrary: fc.oneof(
         fc.constantFrom('', '!!!', '====', 'null', 'e30', 'W10', '%', '\u0000', 'é'.repeat(10), 'A'.repeat(512), 'A'.repeat(513), 'A'.repeat(5000)),
@@ -310,15 +320,10 @@ const cursorKindFor =
   (text: string, storeId: number | undefined): 'own' | 'foreign' | 'tampered' => {
     const real = cursors.find((c) => c.text === text);
     if (real) return real.route === route && real.account === caller.accountId && real.storeId === storeId ? 'own' : 'foreign';
-    let content: any;
-    try {
-      content = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-    } catch {
-      return 'tampered';
-    }
-    // Re-encoded under another account or filter: the server must tell.
+    const content = openCursor(text);
+    // Sealed again under another account or filter: the server must tell.
     const filter = route === 'events' ? 'events' : storeId === undefined ? 'code_generators' : `code_generators?store_id=${storeId}`;
-    if (content && typeof content === 'object' && (content.a !== caller.accountId || content.f !== filter)) return 'foreign';
+    if (Array.isArray(content) && content.length === 3 && (content[0] !== caller.accountId || content[1] !== filter)) return 'foreign';
     return 'tampered';
   };
 

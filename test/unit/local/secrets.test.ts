@@ -65,7 +65,11 @@ describe("npm start's webhook secrets key file (KMS's part in AWS)", () => {
 describe('the local stack', () => {
   it('hands the functions each value in its variable, and refuses a value of another form', () => {
     const values = randomSecrets();
-    expect(secretEnvironment(values)).toEqual({ TILLGATE_CUSTOMER_KEY: values.customerKey, TILLGATE_WEBHOOK_SECRETS_KEY: values.webhookSecrets });
+    expect(secretEnvironment(values)).toEqual({
+      TILLGATE_CUSTOMER_KEY: values.customerKey,
+      TILLGATE_CURSOR_KEY: values.cursorKey,
+      TILLGATE_WEBHOOK_SECRETS_KEY: values.webhookSecrets,
+    });
     expect(randomSecrets().customerKey).not.toBe(values.customerKey);
     expect(randomSecrets().webhookSecrets).not.toBe(values.webhookSecrets);
     expect(() => secretEnvironment({ ...values, customerKey: 'short' })).toThrow('The local customerKey must be 64 lowercase hexadecimal characters');
