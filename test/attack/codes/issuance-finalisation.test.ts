@@ -133,7 +133,8 @@ async function listed(generatorId: number, redeemed?: boolean): Promise<string[]
   return (response.json.codes as { code: string }[]).map((c) => c.code);
 }
 
-const redeem = (code: string, sale: string) => request('pos', 'POST', '/v2.0/redeemed_codes', { transaction: { site_id: 'S-HEAL', pos_transaction_id: sale, codes: [code] } });
+const redeem = (code: string, sale: string) =>
+  request('pos', 'POST', '/v2.0/redeemed_codes', { transaction: { site_id: 'S-HEAL', pos_transaction_id: sale, codes: [code] } });
 const voidSale = (sale: string) => request('pos', 'POST', '/v2.0/voided_transactions', { transaction: { site_id: 'S-HEAL', pos_transaction_id: sale } });
 const getCode = (generatorId: number, code: string) => request('core', 'GET', `/v1.0/codegen/${generatorId}/codes/${code}`);
 
@@ -142,7 +143,11 @@ const codeItem = async (code: string) =>
 const issuanceRecord = async (generatorId: number, issuanceId: number) =>
   (
     await documents.send(
-      new GetCommand({ TableName: tableName('codes'), Key: { code_key: `${ctx.account.accountId}#${generatorId}#issuance#${issuanceId}` }, ConsistentRead: true }),
+      new GetCommand({
+        TableName: tableName('codes'),
+        Key: { code_key: `${ctx.account.accountId}#${generatorId}#issuance#${issuanceId}` },
+        ConsistentRead: true,
+      }),
     )
   ).Item;
 
@@ -198,7 +203,8 @@ describe('an issuance whose finalisation was cut off', () => {
     const record = (await issuanceRecord(generatorId, issuanceId))!;
     expect(record.pending_codes).toBeUndefined();
     expect(record.finalised_at).toEqual(expect.any(String));
-    for (const code of unlisted.slice(0, 20)) expect(await codeItem(code)).toMatchObject({ pending: false, generator_key: `${ctx.account.accountId}#${generatorId}` });
+    for (const code of unlisted.slice(0, 20))
+      expect(await codeItem(code)).toMatchObject({ pending: false, generator_key: `${ctx.account.accountId}#${generatorId}` });
   }, 90_000);
 
   it('racing redemptions and a void of its codes: the list ends exact (every code once, each in the state its sales left it)', async () => {
