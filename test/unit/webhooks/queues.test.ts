@@ -317,7 +317,12 @@ describe("the local stack's stand-in for SQS", () => {
       expect(batch.Successful?.map((e) => e.Id)).toEqual(['a']);
       expect(batch.Failed?.map((e) => [e.Id, e.SenderFault])).toEqual([['b', true]]);
       await client.send(new SendMessageCommand({ QueueUrl: sqs.queueUrls.webhookRetries, MessageBody: 'two', DelaySeconds: 5 }));
-      expect(got).toEqual({ webhookDeliveries: [{ body: 'one', groupId: 'g', deduplicationId: 'd1' }], webhookRetries: [{ body: 'two', delaySeconds: 5 }] });
+      await client.send(new SendMessageCommand({ QueueUrl: sqs.queueUrls.issuanceFinalisation, MessageBody: 'three', DelaySeconds: 30 }));
+      expect(got).toEqual({
+        webhookDeliveries: [{ body: 'one', groupId: 'g', deduplicationId: 'd1' }],
+        webhookRetries: [{ body: 'two', delaySeconds: 5 }],
+        issuanceFinalisation: [{ body: 'three', delaySeconds: 30 }],
+      });
       await expect(client.send(new SendMessageCommand({ QueueUrl: `${sqs.endpoint}/000000000000/other`, MessageBody: 'x' }))).rejects.toThrow(/No local queue/);
     } finally {
       client.destroy();
