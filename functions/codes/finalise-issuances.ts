@@ -31,9 +31,10 @@ export const handler = worker('queue', 'finaliseIssuances').handler(async (event
 });
 
 async function checked(record: SQSRecord): Promise<boolean> {
-  const check = JSON.parse(record.body) as FinalisationCheck;
-  const names = { account_id: check.account_id, code_generator_id: check.code_generator_id, issuance_id: check.issuance_id };
+  let names: Record<string, number> = {};
   try {
+    const check = JSON.parse(record.body) as FinalisationCheck;
+    names = { account_id: check.account_id, code_generator_id: check.code_generator_id, issuance_id: check.issuance_id };
     await finaliseIssuance(check, names);
     return true;
   } catch (error) {
