@@ -21,6 +21,16 @@ export interface QueueSpec {
    */
   readonly visibilityTimeoutSeconds: number;
   readonly description: string;
+  /**
+   * What its alarms tell on-call (infra/constructs/observability.ts): after "its worker failed on
+   * them N times", what kind of fault that is, what a message in its dead-letter queue leaves
+   * undone and how to repair it; and, for a queue whose messages must not wait, the age of its
+   * oldest message that raises an alarm and what that delays.
+   */
+  readonly onCall: {
+    readonly deadLetter: string;
+    readonly oldest?: { readonly seconds: number; readonly late: string };
+  };
 }
 
 export const queues = {
@@ -31,6 +41,11 @@ export const queues = {
     description:
       "FIFO: one message per attempt that is due now, its group the receiver's origin and one of its lanes " +
       '(a failing origin gets one lane): a hanging receiver holds one sender per lane of its own origin, never more.',
+    onCall: {
+      deadLetter:
+        '(database or queue faults, not receiver failures). Their deliveries stay pending; the retry route sends one again. ' +
+        "One endpoint's attempts: saved query webhook-deliveries-of-one-endpoint.",
+    },
   },
   webhookRetries: {
     envVar: 'WEBHOOK_RETRIES_QUEUE_URL',
@@ -39,6 +54,31 @@ export const queues = {
     description:
       'Standard: one message per attempt not yet due, delayed (DelaySeconds ≤ 900); when it comes due it moves to the ' +
       'deliveries queue, and a longer wait is re-delayed in hops of ≤ 900 s.',
+    onCall: {
+      deadLetter:
+        '(database or queue faults, not receiver failures). Their deliveries stay pending; the retry route sends one again. ' +
+        "One endpoint's attempts: saved query webhook-deliveries-of-one-endpoint.",
+    },
+  },
+  issuanceFinalisation: {
+    envVar: 'ISSUANCE_FINALISATION_QUEUE_URL',
+    fifo: false,
+    // Six times the finaliseIssuances worker's 20 s: a message it failed on is back 2 minutes later.
+    visibilityTimeoutSeconds: 120,
+    description:
+      'Standard: one message per issuance of more than one transaction, sent before its first write and delayed ' +
+      '(ISSUANCE_FINALISATION_DELAY_SECONDS, 30 s): the worker then finalises whatever pending codes the request left.',
+    onCall: {
+      deadLetter:
+        "(database faults). Their issuances may have codes that are redeemable but missing from their generator's list. " +
+        'The messages name account, generator and issuance; fix the cause, then redrive the queue (docs/operations.md, "Issuances not finalised").',
+      oldest: {
+        seconds: 240,
+        late:
+          "codes of some issuances are redeemable but missing from their generator's list for as long. " +
+          'Look at the finaliseIssuances log group (issuance_not_finalised) and DynamoDB throttling on the codes table (docs/operations.md, "Issuances not finalised").',
+      },
+    },
   },
 } as const satisfies Record<string, QueueSpec>;
 

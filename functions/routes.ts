@@ -229,8 +229,8 @@ export const routes: readonly Route[] = [
       ...TOKEN_LOOKUP,
       ...ID_BLOCKS,
       codeGenerators: ['GetItem', 'ConditionCheckItem'],
-      // Codes and the issuance record are put pending, finalised by an Update; free candidates
-      // are looked for with one BatchGetItem.
+      // Codes and the issuance record are put pending, finalised by an Update (and the record's
+      // list of pending codes removed by one); free candidates are looked for with one BatchGetItem.
       codes: ['PutItem', 'UpdateItem', 'BatchGetItem'],
       events: ['PutItem', 'GetItem'],
       idempotencyKeys: ['GetItem', 'PutItem'],
@@ -238,6 +238,8 @@ export const routes: readonly Route[] = [
       // completing transaction, the item returned on a failed condition.
       counters: ['UpdateItem', 'GetItem'],
     },
+    // An issuance of more than one transaction: its finalisation check, before its first write.
+    queues: ['issuanceFinalisation'],
     params: 'idPath',
     body: { schema: 'codesIssue' },
     idempotencyKey: true,

@@ -112,6 +112,23 @@ export const workers: readonly Worker[] = [
     summary: "Moves each attempt that has come due from the retries queue to its origin's lane of the deliveries queue",
   },
   {
+    name: 'finaliseIssuances',
+    entry: 'functions/codes/finalise-issuances.ts',
+    // A message per issuance of more than one transaction, delayed so that the request's own
+    // finalisation has come and gone: usually one GetItem that finds nothing left to do.
+    trigger: { kind: 'queue', queue: 'issuanceFinalisation', batchSize: 10, maxConcurrency: 5, maxReceiveCount: 5 },
+    // The issuance record (GetItem) and its codes: each pending code finalised by an UpdateItem
+    // returning it (ALL_NEW, and ALL_OLD on a failed condition), its redeemed state then settled
+    // as the uses rollup settles it (a consistent GetItem after a conflict); the record's list
+    // of pending codes removed.
+    tables: { codes: ['GetItem', 'UpdateItem'] },
+    // Back to its own queue: a message that came before its issuance could have completed.
+    queues: ['issuanceFinalisation'],
+    // At most 902 codes, 10 UpdateItems at a time: about a second in AWS.
+    timeoutSeconds: 20,
+    summary: "Finalises the pending codes an issuance's request left pending (its finalisation cut off), so that they enter the generator's list",
+  },
+  {
     name: 'rollUpPromotionUses',
     entry: 'functions/codes/roll-up-promotion-uses.ts',
     // A shard's first use (INSERT) and every later one or void (MODIFY); shards are never removed.

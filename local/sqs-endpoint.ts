@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { queueIds, queues as queueSpecs, type QueueId } from '../functions/queues.ts';
-import type { QueuedMessage } from '../functions/webhooks/delivery-queue.ts';
+import type { QueuedMessage } from '../functions/runtime/queue-client.ts';
 import type { LocalQueue } from './sqs-queue.ts';
 
 /**

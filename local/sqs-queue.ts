@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { queues as queueSpecs, type QueueId } from '../functions/queues.ts';
-import type { QueuedMessage } from '../functions/webhooks/delivery-queue.ts';
+import type { QueuedMessage } from '../functions/runtime/queue-client.ts';
 import type { Worker } from '../functions/workers.ts';
 import { runInvocation } from './invocation.ts';
 import { lambdaContext, type WorkerHandler } from './invoke.ts';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ensureSecretFile } from './secrets.ts';
+import { ensureSecretFile, type LocalValueId } from './secrets.ts';
 import { localSettings } from './settings.ts';
 import { startLocalStack, type LocalStack } from './stack.ts';
 

@@ -2,12 +2,14 @@ import { api } from '#http/chain';
 import { codeSpace, randomCode, type CodeSettings } from './code-shapes.ts';
 import { conflict, notFound, serviceUnavailable } from '#http/errors';
 import { generatorIsActive } from '#data/code-generators';
-import { finaliseCode, newCodeItem, putCode, putIssuance, takenCodes } from '#data/codes';
+import { finaliseCode, forgetPendingCodes, newCodeItem, putCode, putIssuance, takenCodes } from '#data/codes';
 import { codeQuotaRoom, quotaRefusal, takeFromCodeQuota } from '#data/code-quota';
 import { overQuota } from './code-quota.ts';
 import { generatorSettings } from './generator-settings.ts';
 import { issuancePlan } from './issuance-plan.ts';
+import { allOrFirstError } from './side-by-side.ts';
 import { logger } from '#runtime/observability';
+import { scheduleFinalisationCheck } from './issuance-finalisation.ts';
 import { newEvent, putEvent } from '#data/events';
 import { findStoredResponse, newStoredResponse, putStoredResponse } from '#data/idempotency-keys';
 import { freshIdCollided, nextId } from '#data/ids';
@@ -67,11 +69,15 @@ export const handler = api<{ count: number }, { id: number }>({
   }
 
   const issuance = new Issuance(context.accountId, id, settings, await nextId(), new Date().toISOString());
+  // Before anything is written: whatever stops this request after its issuance is complete, the
+  // finaliseIssuances worker finalises what it left pending. A queue that refuses the message
+  // answers 503 with nothing written.
+  if (!single) await scheduleCheck(context.accountId, id, issuance.id, context.getRemainingTimeInMillis?.());
   const codes = issuance.draw(count);
   // The pending batches (issuance-plan.ts) are independent of each other: written side by side,
   // then finalised side by side once the issuance is complete.
   const pendingBatches = Array.from({ length: batches }, (_, i) => codes.slice(i * batchSize, (i + 1) * batchSize));
-  await allOrFirstError(pendingBatches, (batch) => issuance.commit(batch, true, () => []));
+  await allOrFirstError(pendingBatches, SIDE_BY_SIDE, (batch) => issuance.commit(batch, true, () => []));
   const eventRecord = newEvent(await nextId(), context.accountId, 'codes.issued', String(id), new Date(issuance.issuedAt));
   let body = '';
   // Built anew for each try of the last batch: a code replaced there changes the response stored.
@@ -82,7 +88,7 @@ export const handler = api<{ count: number }, { id: number }>({
       generatorIsActive(context.accountId, id),
       putEvent(eventRecord),
       takeFromCodeQuota(context.accountId, count),
-      ...(single ? [] : [putIssuance(context.accountId, id, issuance.id, issuance.issuedAt, count)]),
+      ...(single ? [] : [putIssuance(context.accountId, id, issuance.id, issuance.issuedAt, count, issuance.written(pendingBatches.flat()))]),
       ...(stored ? [putStoredResponse(stored)] : []),
     ];
   };
@@ -92,30 +98,22 @@ export const handler = api<{ count: number }, { id: number }>({
   return { statusCode: 201, rawJson: body };
 });
 
+async function scheduleCheck(accountId: number, generatorId: number, issuanceId: number, remainingMs: number | undefined): Promise<void> {
+  try {
+    await scheduleFinalisationCheck({ accountId, generatorId, issuanceId }, remainingMs);
+  } catch (error) {
+    logger.error('the issuance was not begun: its finalisation check could not be queued', {
+      error_code: 'issuance_check_not_queued',
+      code_generator_id: generatorId,
+      issuance_id: issuanceId,
+      error: error as Error,
+    });
+    throw serviceUnavailable();
+  }
+}
+
 /** Transactions of one call in flight at once: side by side, without flooding the table's partitions. */
 const SIDE_BY_SIDE = 4;
-
-/**
- * Runs `work` on every item, at most SIDE_BY_SIDE at once; waits for all of it (no write left
- * running behind an answer), then throws the first failure.
- */
-async function allOrFirstError<T>(items: T[], work: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  let failure: { reason: unknown } | undefined;
-  await Promise.all(
-    Array.from({ length: Math.min(SIDE_BY_SIDE, items.length) }, async () => {
-      while (next < items.length && !failure) {
-        const item = items[next++]!;
-        try {
-          await work(item);
-        } catch (reason) {
-          failure ??= { reason };
-        }
-      }
-    }),
-  );
-  if (failure) throw failure.reason;
-}
 
 /**
  * The shape of a generator's codes never changes (only status and description do), so each
@@ -257,15 +255,23 @@ class Issuance {
 
   /**
    * The codes written pending, once the issuance is complete: ordinary issued codes, in the
-   * generator's list. Already issued whatever happens here (their issuance record exists, and
-   * every read honours it), so a failure is logged for on-call and the call still succeeds.
+   * generator's list; then the issuance record stops naming them. Already issued whatever happens
+   * here (their issuance record exists, and every read honours it), so a failure (the deadline, a
+   * fault, a code redeemed through its shards meanwhile) is logged and the call still succeeds:
+   * the finaliseIssuances worker finalises them (its message was sent before the issuance began).
    */
   async finalise(pendingBatches: string[][]): Promise<void> {
     if (pendingBatches.length === 0) return;
     try {
-      await allOrFirstError(pendingBatches, (batch) => writeTogether(this.written(batch).map((code) => finaliseCode(this.accountId, this.generatorId, code))));
+      let left = 0;
+      await allOrFirstError(pendingBatches, SIDE_BY_SIDE, async (batch) => {
+        const result = await writeTogether(this.written(batch).map((code) => finaliseCode(this.accountId, this.generatorId, this.id, code)));
+        if (result.outcome !== 'written') left += batch.length;
+      });
+      if (left > 0) throw new Error(`A batch of ${left} pending codes held a code redeemed through its shards meanwhile`);
+      await forgetPendingCodes(this.accountId, this.generatorId, this.id, new Date());
     } catch (error) {
-      logger.error('issued codes not finalised: they are issued, but may be missing from the list', {
+      logger.warn('issued codes not finalised: they are issued, but missing from the list until the finaliseIssuances worker finalises them', {
         error_code: 'issuance_not_finalised',
         code_generator_id: this.generatorId,
         issuance_id: this.id,

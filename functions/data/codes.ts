@@ -117,34 +117,125 @@ export function putCode(item: CodeItem): TransactItem {
   return { Put: { TableName: TABLE, Item: item, ConditionExpression: 'attribute_not_exists(code_key)' } };
 }
 
-export function putIssuance(accountId: number, generatorId: number, issuanceId: number, issuedAt: string, count: number): TransactItem {
+/**
+ * The issuance record, written by the transaction that completes an issuance: from then on its
+ * pending codes read as issued. It names them (`pending_codes`, a string set) until they are all
+ * finalised: the request removes the set once its own finalisation is through, and the
+ * finaliseIssuances worker finalises what is left when the request was cut off (its message,
+ * sent before the issuance began, names the record).
+ */
+export function putIssuance(
+  accountId: number,
+  generatorId: number,
+  issuanceId: number,
+  issuedAt: string,
+  count: number,
+  pendingCodes: readonly string[],
+): TransactItem {
   return {
     Put: {
       TableName: TABLE,
-      Item: { code_key: issuanceKey(accountId, generatorId, issuanceId), account_id: accountId, code_generator_id: generatorId, issued_at: issuedAt, count },
+      Item: {
+        code_key: issuanceKey(accountId, generatorId, issuanceId),
+        account_id: accountId,
+        code_generator_id: generatorId,
+        issued_at: issuedAt,
+        count,
+        ...(pendingCodes.length > 0 ? { pending_codes: new Set(pendingCodes) } : {}),
+      },
       ConditionExpression: 'attribute_not_exists(code_key)',
     },
   };
 }
 
+/** An issuance record as the finaliseIssuances worker reads it. */
+export interface IssuanceRecord {
+  readonly issued_at: string;
+  readonly count: number;
+  /** The codes written pending and not yet known to be finalised; absent once they all are. */
+  readonly pending_codes?: ReadonlySet<string>;
+}
+
+/** The record of a complete issuance (consistent), or undefined while it is not complete (or never will be). */
+export async function findIssuance(accountId: number, generatorId: number, issuanceId: number): Promise<IssuanceRecord | undefined> {
+  const { Item } = await documents.send(
+    new GetCommand({ TableName: TABLE, Key: { code_key: issuanceKey(accountId, generatorId, issuanceId) }, ConsistentRead: true }),
+  );
+  return Item as IssuanceRecord | undefined;
+}
+
+/** Every pending code of the issuance is finalised: its record stops naming them. Repeating it changes nothing. */
+export async function forgetPendingCodes(accountId: number, generatorId: number, issuanceId: number, now: Date): Promise<void> {
+  try {
+    await documents.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: { code_key: issuanceKey(accountId, generatorId, issuanceId) },
+        UpdateExpression: 'SET finalised_at = if_not_exists(finalised_at, :now) REMOVE pending_codes',
+        ConditionExpression: 'attribute_exists(pending_codes)',
+        ExpressionAttributeValues: { ':now': now.toISOString() },
+      }),
+    );
+  } catch (error) {
+    // Another finalisation of the same issuance (the request's, a second copy of the message) was first.
+    if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+  }
+}
+
 /**
  * A pending code of a complete issuance becomes an ordinary issued code and enters the indexes.
  * An Update, not a Put: a redemption that reached the code first keeps its holder and state.
+ * Never a code of another issuance, nor one counted over shards (`pooled`: redeemed while still
+ * pending, through its shards): its redeemed state follows its uses, which only
+ * finalisePendingCode settles; the transaction then fails and the issuance is left to the worker.
  */
-export function finaliseCode(accountId: number, generatorId: number, code: string): TransactItem {
+export function finaliseCode(accountId: number, generatorId: number, issuanceId: number, code: string): TransactItem {
   return {
     Update: {
-      TableName: TABLE,
-      Key: { code_key: codeKey(accountId, code) },
-      UpdateExpression: 'SET pending = :false, generator_key = :generator, redeemed_key = if_not_exists(redeemed_key, :unredeemed)',
-      ConditionExpression: 'attribute_exists(code_key)',
-      ExpressionAttributeValues: {
-        ':false': false,
-        ':generator': generatorKey(accountId, generatorId),
-        ':unredeemed': redeemedKey(accountId, generatorId, false),
-      },
+      ...finalising(accountId, generatorId, issuanceId, code),
+      ConditionExpression: 'attribute_exists(code_key) AND issuance_id = :issuance AND attribute_not_exists(pooled)',
     },
   };
+}
+
+function finalising(accountId: number, generatorId: number, issuanceId: number, code: string) {
+  return {
+    TableName: TABLE,
+    Key: { code_key: codeKey(accountId, code) },
+    UpdateExpression: 'SET pending = :false, generator_key = :generator, redeemed_key = if_not_exists(redeemed_key, :unredeemed)',
+    ExpressionAttributeValues: {
+      ':false': false,
+      ':generator': generatorKey(accountId, generatorId),
+      ':unredeemed': redeemedKey(accountId, generatorId, false),
+      ':issuance': issuanceId,
+    },
+  };
+}
+
+/**
+ * Finalises one pending code of a complete issuance (the finaliseIssuances worker), whatever
+ * happened to it meanwhile, then keeps its redeemed state exact: a single-use redemption that
+ * reached it first set its state itself (kept: `if_not_exists`); a multi-use code redeemed
+ * through its shards while pending has uses that its `redeemed_key` must now follow, as the uses
+ * rollup keeps it (settleRedeemedState). Safe to repeat and to race a redemption, a void, the
+ * rollup, the request's own late finalisation or another copy of the worker. False when the
+ * code is not this issuance's (it does not exist).
+ */
+export async function finalisePendingCode(accountId: number, generatorId: number, issuanceId: number, code: string): Promise<boolean> {
+  try {
+    const { Attributes } = await documents.send(
+      new UpdateCommand({
+        ...finalising(accountId, generatorId, issuanceId, code),
+        ConditionExpression: 'attribute_exists(code_key) AND issuance_id = :issuance',
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    await settleRedeemedState(codeKey(accountId, code), Attributes as CodeItem);
+    return true;
+  } catch (error) {
+    if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
 }
 
 export interface Holder {
@@ -220,12 +311,22 @@ const SETTLE_ATTEMPTS = 8;
  * not exist.
  */
 export async function recordCodeShardUses(key: string, uses: ReadonlyMap<number, number>): Promise<boolean> {
-  let item = (await writeShardUses({ TableName: TABLE, Key: { code_key: key } }, 'code_key', uses)) as CodeItem | undefined;
+  const item = (await writeShardUses({ TableName: TABLE, Key: { code_key: key } }, 'code_key', uses)) as CodeItem | undefined;
   if (!item) return false;
+  await settleRedeemedState(key, item);
+  return true;
+}
+
+/**
+ * Puts a listed code in the `redeemed_key` partition its uses call for, starting from `item`,
+ * the code as a write just left it (see recordCodeShardUses).
+ */
+async function settleRedeemedState(key: string, start: CodeItem): Promise<void> {
+  let item: CodeItem | undefined = start;
   for (let attempt = 0; ; attempt++) {
-    if (item?.generator_key === undefined) return true; // not listed (or gone): no index to keep
+    if (item?.generator_key === undefined) return; // not listed (or gone): no index to keep
     const wanted = redeemedKey(item.account_id, item.code_generator_id, timesRedeemed(item) >= 1);
-    if (item.redeemed_key === wanted) return true;
+    if (item.redeemed_key === wanted) return;
     if (attempt >= SETTLE_ATTEMPTS) throw Object.assign(new Error(`The redeemed state of ${key} kept changing`), { name: 'TransactionConflictException' });
     try {
       await documents.send(
@@ -233,12 +334,12 @@ export async function recordCodeShardUses(key: string, uses: ReadonlyMap<number,
           TableName: TABLE,
           Key: { code_key: key },
           UpdateExpression: 'SET redeemed_key = :wanted',
-          ConditionExpression: `shard_uses = :uses AND ${item.pos_transaction_id !== undefined ? 'attribute_exists' : 'attribute_not_exists'}(pos_transaction_id) AND attribute_exists(generator_key)`,
-          ExpressionAttributeValues: { ':wanted': wanted, ':uses': item.shard_uses ?? {} },
+          ConditionExpression: `${item.shard_uses === undefined ? 'attribute_not_exists(shard_uses)' : 'shard_uses = :uses'} AND ${item.pos_transaction_id !== undefined ? 'attribute_exists' : 'attribute_not_exists'}(pos_transaction_id) AND attribute_exists(generator_key)`,
+          ExpressionAttributeValues: { ':wanted': wanted, ...(item.shard_uses === undefined ? {} : { ':uses': item.shard_uses }) },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return true;
+      return;
     } catch (error) {
       const name = (error as Error).name;
       if (name === 'ConditionalCheckFailedException') {
@@ -283,7 +384,13 @@ export async function takenCodes(accountId: number, codes: readonly string[]): P
 export async function isIssued(item: CodeItem): Promise<boolean> {
   if (!item.pending) return true;
   const { Item } = await documents.send(
-    new GetCommand({ TableName: TABLE, Key: { code_key: issuanceKey(item.account_id, item.code_generator_id, item.issuance_id) }, ConsistentRead: true }),
+    new GetCommand({
+      TableName: TABLE,
+      Key: { code_key: issuanceKey(item.account_id, item.code_generator_id, item.issuance_id) },
+      ConsistentRead: true,
+      // Not the codes it names while they are pending: only whether it exists.
+      ProjectionExpression: 'code_key',
+    }),
   );
   return Item !== undefined;
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { SendMessageBatchCommand, SQSClient, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
-import { queues, type QueueId } from '#functions/queues';
+import { sendToQueue as send, type QueuedMessage } from '#runtime/queue-client';
+
+export type { QueuedMessage };
 
 /**
  * The two queues of webhook attempts (functions/queues.ts):
@@ -14,9 +15,8 @@ import { queues, type QueueId } from '#functions/queues';
  *   are (DelaySeconds, at most 900 s); a longer wait is a chain of hops. When a message comes due
  *   the forwarder moves it to the deliveries queue. No timer lives in any function.
  *
- * Both are SQS, reached with the SDK at the URLs in the environment variables of queues.ts. The
- * local stack runs an SQS endpoint of its own on 127.0.0.1 (local/sqs-endpoint.ts) and names it in
- * SQS_ENDPOINT, as DYNAMODB_ENDPOINT names DynamoDB Local: nothing here knows which it talks to.
+ * Both are SQS, reached with the SDK at the URLs in the environment variables of queues.ts
+ * (runtime/queue-client.ts).
  */
 export interface DeliveryMessage {
   readonly account_id: number;
@@ -58,16 +58,6 @@ export function placeOf(
 /** SQS's longest DelaySeconds. */
 export const MAX_DELAY_SECONDS = 900;
 
-export interface QueuedMessage {
-  readonly body: string;
-  /** Standard queue only. */
-  readonly delaySeconds?: number;
-  /** FIFO queue only. */
-  readonly groupId?: string;
-  /** FIFO queue only: SQS drops a second message with this id sent within 5 minutes. */
-  readonly deduplicationId?: string;
-}
-
 /**
  * The message group: a hash of the origin (a group id is at most 128 characters and an origin
  * may be longer; the hash also keeps the host out of SQS's metadata) and the lane.
@@ -81,47 +71,6 @@ export const deduplicationIdOf = (m: DeliveryMessage): string => `${m.account_id
 
 export function delaySecondsUntil(dueAt: number, now = Date.now()): number {
   return Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((dueAt - now) / 1000)));
-}
-
-let sqs: { readonly endpoint: string | undefined; readonly client: SQSClient } | undefined;
-
-/** One client per execution environment; SQS_ENDPOINT (the local stack's) points it elsewhere than AWS. */
-function sqsClient(): SQSClient {
-  const endpoint = process.env.SQS_ENDPOINT || undefined;
-  if (!sqs || sqs.endpoint !== endpoint) {
-    const local = endpoint
-      ? {
-          endpoint,
-          region: process.env.AWS_REGION ?? 'local',
-          // The local endpoint takes any credentials; real AWS never takes this branch.
-          ...(process.env.AWS_ACCESS_KEY_ID ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
-        }
-      : {};
-    sqs = { endpoint, client: new SQSClient(local) };
-  }
-  return sqs.client;
-}
-
-async function send(queueId: QueueId, queued: readonly QueuedMessage[]): Promise<void> {
-  if (queued.length === 0) return;
-  const { envVar } = queues[queueId];
-  const url = process.env[envVar];
-  if (!url) throw new Error(`No queue ${queueId}: ${envVar} is not set`);
-  const client = sqsClient();
-  for (let start = 0; start < queued.length; start += 10) {
-    const batch = queued.slice(start, start + 10);
-    const entries: SendMessageBatchRequestEntry[] = batch.map((message, index) => ({
-      Id: String(index),
-      MessageBody: message.body,
-      DelaySeconds: message.delaySeconds,
-      MessageGroupId: message.groupId,
-      MessageDeduplicationId: message.deduplicationId,
-    }));
-    const result = await client.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));
-    if (result.Failed && result.Failed.length > 0) {
-      throw new Error(`SQS refused ${result.Failed.length} messages on ${queueId}: ${result.Failed.map((f) => f.Code).join(', ')}`);
-    }
-  }
 }
 
 /** Attempts due now → the deliveries queue (FIFO), grouped by origin and lane. */

@@ -20,6 +20,7 @@ import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import type { HostId } from '#functions/routes';
+import { queueIds, queues as queueSpecs } from '#functions/queues';
 import { workers as workerRows } from '#functions/workers';
 import type { DataTable } from './data-tables.ts';
 import type { FunctionWithLogGroup } from './function-with-log-group.ts';
@@ -281,8 +282,9 @@ export class Observability extends Construct {
     }
 
     if (props.workers) {
-      this.alarms.push(...webhookAlarms(this, props.workers, stage, this.queryNames.webhookDeliveries, lookHere));
+      this.alarms.push(...webhookAlarms(this, stage, this.queryNames.webhookDeliveries, lookHere));
       this.alarms.push(...streamAlarms(this, props.workers, stage, lookHere));
+      this.alarms.push(...queueAlarms(this, props.workers, stage, lookHere));
     }
 
     const topics: ITopic[] = [];
@@ -489,8 +491,46 @@ function streamAlarms(scope: Construct, workers: Workers, stage: string, lookHer
   return alarms;
 }
 
-/** Webhooks: attempts failing, dead letters of the queues. */
-function webhookAlarms(scope: Construct, workers: Workers, stage: string, query: string, lookHere: (what: string) => string): Alarm[] {
+/**
+ * Each queue of functions/queues.ts: dead letters (its worker failed on a message every time it
+ * was handed over), and, where its row asks for it, its oldest message waiting too long; what
+ * that means and where to look is its row's (`onCall`).
+ */
+function queueAlarms(scope: Construct, workers: Workers, stage: string, lookHere: (what: string) => string): Alarm[] {
+  const alarms: Alarm[] = [];
+  for (const queueId of queueIds) {
+    const { onCall } = queueSpecs[queueId];
+    const consumer = workerRows.find((w) => w.trigger.kind === 'queue' && w.trigger.queue === queueId);
+    const receives = consumer?.trigger.kind === 'queue' ? consumer.trigger.maxReceiveCount : 5;
+    alarms.push(
+      new Alarm(scope, `${pascal(queueId)}DeadLetterAlarm`, {
+        alarmDescription: lookHere(
+          `tillgate ${stage} queue ${queueId}: messages reached its dead-letter queue: its worker failed on them ${receives} times ${onCall.deadLetter}`,
+        ),
+        metric: workers.deadLetterQueues[queueId].metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    if (!('oldest' in onCall)) continue;
+    alarms.push(
+      new Alarm(scope, `${pascal(queueId)}OldestMessageAlarm`, {
+        alarmDescription: lookHere(`tillgate ${stage} queue ${queueId}: a message has waited more than ${onCall.oldest.seconds} s: ${onCall.oldest.late}`),
+        metric: workers.queues[queueId].metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
+        threshold: onCall.oldest.seconds,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+  return alarms;
+}
+
+/** Webhooks: attempts failing. */
+function webhookAlarms(scope: Construct, stage: string, query: string, lookHere: (what: string) => string): Alarm[] {
   const look = (what: string) => lookHere(`${what} One endpoint's attempts: saved query ${query}.`);
   const alarms: Alarm[] = [];
   alarms.push(
@@ -512,21 +552,6 @@ function webhookAlarms(scope: Construct, workers: Workers, stage: string, query:
       treatMissingData: TreatMissingData.NOT_BREACHING,
     }),
   );
-  for (const [queueId, dlq] of Object.entries(workers.deadLetterQueues)) {
-    alarms.push(
-      new Alarm(scope, `${pascal(queueId)}DeadLetterAlarm`, {
-        alarmDescription: look(
-          `tillgate ${stage} queue ${queueId}: messages reached its dead-letter queue: its worker failed on them five times ` +
-            '(database or queue faults, not receiver failures). Their deliveries stay pending; the retry route sends one again.',
-        ),
-        metric: dlq.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
-        threshold: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      }),
-    );
-  }
   return alarms;
 }
 

@@ -8,7 +8,7 @@ import { tableIds, tables, type TableId, type TableSpec } from '#functions/table
 
 const specOf = (id: TableId): TableSpec => tables[id];
 import { workers } from '#functions/workers';
-import { queueIds } from '#functions/queues';
+import { queueIds, queues } from '#functions/queues';
 import { keyIds, keys, secretIds, secrets, type KeyId } from '#functions/secrets';
 import { logicalId, synthesize, type Synthesized } from './synth.ts';
 
@@ -802,11 +802,13 @@ describe('on-call', () => {
   const dimensionRefs = (alarm: Record<string, any>): string[] => JSON.stringify(alarm).match(/"Ref":"[A-Za-z0-9]+"/g) ?? [];
 
   it('alarms on 5xx rate and p99 latency per API, errors and throttles per function, throttles and system errors per table', () => {
-    // and the webhook alarms (test/infra/webhooks/stack.test.ts): attempts failing, dead letters of each queue; and each stream
-    // worker's iterator age and failure destination
+    // and the webhook alarms (test/infra/webhooks/stack.test.ts): attempts failing; dead letters of each queue, and its oldest
+    // message where its row asks (test/infra/codes/issuance-finalisation.test.ts); and each stream worker's iterator age and
+    // failure destination
     const streamWorkers = workers.filter((w) => w.trigger.kind === 'stream').length;
+    const watchedQueues = queueIds.filter((id) => 'oldest' in queues[id].onCall).length;
     expect(alarms()).toHaveLength(
-      2 * Object.keys(hosts).length + 2 * (routes.length + workers.length) + 2 * tableIds.length + 1 + queueIds.length + 2 * streamWorkers,
+      2 * Object.keys(hosts).length + 2 * (routes.length + workers.length) + 2 * tableIds.length + 1 + queueIds.length + watchedQueues + 2 * streamWorkers,
     );
     const mentions = (id: string) => alarms().filter((a) => dimensionRefs(a).includes(`"Ref":"${id}"`));
     for (const host of Object.keys(hosts) as HostId[]) {

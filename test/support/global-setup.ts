@@ -11,7 +11,11 @@ import { TEST_CURSOR_KEY, TEST_CUSTOMER_KEY } from './customer-key.ts';
  */
 export default async function setup(project: TestProject) {
   // No servers here: each test file starts its own (test/support/local-api.ts) on this database.
-  const stack = await startLocalStack({ tablePrefix: 'test-', api: false, secrets: { ...randomSecrets(), customerKey: TEST_CUSTOMER_KEY, cursorKey: TEST_CURSOR_KEY } });
+  const stack = await startLocalStack({
+    tablePrefix: 'test-',
+    api: false,
+    secrets: { ...randomSecrets(), customerKey: TEST_CUSTOMER_KEY, cursorKey: TEST_CURSOR_KEY },
+  });
   process.env.DYNAMODB_LOCAL_PORT = String(stack.dynamodbPort);
   project.provide('dynamodbEndpoint', stack.dynamodbEndpoint);
   return () => stack.stop();

@@ -12,6 +12,7 @@ import { useLocalApi } from '../../support/local-api.ts';
 import { startReceiver, type Receiver } from '../../support/webhooks/receiver.ts';
 import { documents } from '../../../functions/runtime/clients.ts';
 import type { DeliveryMessage, QueuedMessage } from '../../../functions/webhooks/delivery-queue.ts';
+import { queueIds, type QueueId } from '../../../functions/queues.ts';
 import { startSqsEndpoint, type LocalSqsEndpoint } from '../../../local/sqs-endpoint.ts';
 import { captureLogs } from '../support.ts';
 
@@ -40,7 +41,7 @@ beforeAll(async () => {
   captureLogs(captured);
   receiver = await startReceiver();
   const keep = { send: async (messages: QueuedMessage[]) => void queued.push(...messages) };
-  sqs = await startSqsEndpoint({ webhookDeliveries: keep, webhookRetries: keep });
+  sqs = await startSqsEndpoint(Object.fromEntries(queueIds.map((id) => [id, keep])) as Record<QueueId, typeof keep>);
   for (const [name, value] of Object.entries(sqs.environment)) vi.stubEnv(name, value);
 });
 afterAll(async () => {

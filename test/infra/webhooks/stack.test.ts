@@ -168,10 +168,14 @@ describe('webhook plumbing in AWS', () => {
     expect(JSON.stringify(givenUp[0])).toContain(failureQueue);
     const deadLetters = JSON.stringify(byId('DeadLetterAlarm'));
     for (const dlq of Object.values(synth.stack.workers.deadLetterQueues)) expect(deadLetters).toContain(idOf(dlq));
-    for (const alarm of [...byId('WebhookDeliveriesFailingAlarm'), ...byId('DeadLetterAlarm')]) {
+    for (const alarm of byId('WebhookDeliveriesFailingAlarm')) {
       expect(JSON.stringify(alarm.AlarmDescription)).toContain('tillgate-prod/webhook-deliveries-of-one-endpoint');
     }
-    for (const alarm of [...iterator, ...givenUp]) expect(JSON.stringify(alarm.AlarmDescription)).toContain('saved query webhook-deliveries-of-one-endpoint');
+    const webhookDeadLetters = [...byId('WebhookDeliveriesDeadLetterAlarm'), ...byId('WebhookRetriesDeadLetterAlarm')];
+    expect(webhookDeadLetters).toHaveLength(2);
+    for (const alarm of [...iterator, ...givenUp, ...webhookDeadLetters]) {
+      expect(JSON.stringify(alarm.AlarmDescription)).toContain('saved query webhook-deliveries-of-one-endpoint');
+    }
     const [, query] = ofType('AWS::Logs::QueryDefinition').find(([, q]) => q.Properties.Name === 'tillgate-prod/webhook-deliveries-of-one-endpoint')!;
     expect(query.Properties.QueryString).toContain('filter message = "webhook attempt"');
     expect(query.Properties.QueryString).toContain('account_id = PASTE-ACCOUNT-ID and endpoint_id = PASTE-ENDPOINT-ID');
