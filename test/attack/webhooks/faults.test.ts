@@ -40,7 +40,7 @@ beforeAll(async () => {
   captureLogs(captured);
   receiver = await startReceiver();
   const keep = { send: async (messages: QueuedMessage[]) => void queued.push(...messages) };
-  sqs = await startSqsEndpoint({ webhookDeliveries: keep, webhookRetries: keep });
+  sqs = await startSqsEndpoint({ webhookDeliveries: keep, webhookRetries: keep, fanOutFailures: keep });
   for (const [name, value] of Object.entries(sqs.environment)) vi.stubEnv(name, value);
 });
 afterAll(async () => {

@@ -289,14 +289,18 @@ describe("the local stack's stand-in for SQS", () => {
   });
 
   it('the local SQS endpoint takes what the SDK sends (SendMessageBatch, SendMessage) and hands it to the queue of its URL; a refused entry is reported Failed', async () => {
-    const got: Record<string, QueuedMessage[]> = { webhookDeliveries: [], webhookRetries: [] };
+    const got: Record<string, QueuedMessage[]> = { webhookDeliveries: [], webhookRetries: [], fanOutFailures: [] };
     const keep = (id: string) => ({
       send: async (messages: readonly QueuedMessage[]) => {
         if (messages.some((m) => m.body === 'refuse')) throw new Error('refused');
         got[id]!.push(...messages);
       },
     });
-    const sqs = await startSqsEndpoint({ webhookDeliveries: keep('webhookDeliveries'), webhookRetries: keep('webhookRetries') });
+    const sqs = await startSqsEndpoint({
+      webhookDeliveries: keep('webhookDeliveries'),
+      webhookRetries: keep('webhookRetries'),
+      fanOutFailures: keep('fanOutFailures'),
+    });
     const client = new SQSClient({ endpoint: sqs.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     try {
       expect(sqs.environment.SQS_ENDPOINT).toBe(sqs.endpoint);
@@ -313,7 +317,11 @@ describe("the local stack's stand-in for SQS", () => {
       expect(batch.Successful?.map((e) => e.Id)).toEqual(['a']);
       expect(batch.Failed?.map((e) => [e.Id, e.SenderFault])).toEqual([['b', true]]);
       await client.send(new SendMessageCommand({ QueueUrl: sqs.queueUrls.webhookRetries, MessageBody: 'two', DelaySeconds: 5 }));
-      expect(got).toEqual({ webhookDeliveries: [{ body: 'one', groupId: 'g', deduplicationId: 'd1' }], webhookRetries: [{ body: 'two', delaySeconds: 5 }] });
+      expect(got).toEqual({
+        webhookDeliveries: [{ body: 'one', groupId: 'g', deduplicationId: 'd1' }],
+        webhookRetries: [{ body: 'two', delaySeconds: 5 }],
+        fanOutFailures: [],
+      });
       await expect(client.send(new SendMessageCommand({ QueueUrl: `${sqs.endpoint}/000000000000/other`, MessageBody: 'x' }))).rejects.toThrow(/No local queue/);
     } finally {
       client.destroy();
