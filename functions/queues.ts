@@ -20,6 +20,16 @@ export interface QueueSpec {
    * at least six times the consumer's timeout (functions/workers.ts).
    */
   readonly visibilityTimeoutSeconds: number;
+  /**
+   * A queue whose consumer claims a message's work in the database before doing it (a lease, so
+   * that two copies of a message never do it side by side): how long the claim holds. The stack
+   * checks that it outlasts the consumer's timeout (a sender still running when its lease ends
+   * could send beside the next) and that the visibility time-out outlasts it (a message its
+   * consumer failed after the claim comes back once the lease has ended). A copy that meets a live
+   * lease anyway (a test's short visibility, a duplicate) is sent back delayed until the lease ends,
+   * never acknowledged unsent: the order of the two is not what keeps a delivery.
+   */
+  readonly claimLeaseSeconds?: number;
   readonly description: string;
   /**
    * What its alarms tell on-call (infra/constructs/observability.ts): after "its worker failed on
@@ -38,6 +48,7 @@ export const queues = {
     envVar: 'WEBHOOK_DELIVERIES_QUEUE_URL',
     fifo: true,
     visibilityTimeoutSeconds: 180,
+    claimLeaseSeconds: 60,
     description:
       "FIFO: one message per attempt that is due now, its group the receiver's origin and one of its lanes " +
       '(a failing origin gets one lane): a hanging receiver holds one sender per lane of its own origin, never more.',
@@ -78,6 +89,22 @@ export const queues = {
           "codes of some issuances are redeemable but missing from their generator's list for as long. " +
           'Look at the finaliseIssuances log group (issuance_not_finalised) and DynamoDB throttling on the codes table (docs/operations.md, "Issuances not finalised").',
       },
+    },
+  },
+  fanOutFailures: {
+    envVar: 'FAN_OUT_FAILURES_QUEUE_URL',
+    fifo: false,
+    // Six times the replay worker's 60 s timeout; ten receives (workers.ts) retry a batch for about an hour.
+    visibilityTimeoutSeconds: 360,
+    description:
+      "Standard: the on-failure destination of the events stream's fan-out (a batch given up on after every retry, or older " +
+      'than the record age): the shard and the range of sequence numbers, which replayFailedFanOuts reads back from the ' +
+      'stream (24 h retention) and fans out again.',
+    onCall: {
+      deadLetter:
+        '(reading them back from the events stream and fanning them out): their events have no deliveries. ' +
+        'Fix the cause (the replay log group names it) and redrive the dead-letter queue to the failure queue while the stream still holds the records ' +
+        '(24 h after their events); docs/webhooks.md, runbook "Fan-out batches given up on".',
     },
   },
 } as const satisfies Record<string, QueueSpec>;

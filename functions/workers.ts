@@ -25,6 +25,12 @@ type WorkerTrigger =
       /** Records older than this go to the failure queue instead of being processed. */
       readonly maxRecordAgeSeconds: number;
       /**
+       * The on-failure destination, when a worker drains it: a queue of queues.ts whose consumer
+       * reads the given-up batch back from the stream and processes it again. Without it, a
+       * queue of its own that only an alarm watches (the batch is repaired by hand).
+       */
+      readonly failureQueue?: QueueId;
+      /**
        * What its stream's alarms tell on-call (infra/constructs/observability.ts): what reading
        * it late delays and where to look, and what a record given up on after every retry leaves
        * undone and how to repair it.
@@ -51,6 +57,8 @@ export interface Worker {
   readonly queues?: readonly QueueId[];
   /** KMS keys it uses, with the actions it takes (as a route row's `keys`). */
   readonly keys?: KeyAccess;
+  /** Tables whose stream it reads back itself (GetShardIterator, GetRecords): a replay of failed batches. */
+  readonly streams?: readonly TableId[];
   /** Lambda timeout. */
   readonly timeoutSeconds: number;
   readonly summary: string;
@@ -68,12 +76,14 @@ export const workers: readonly Worker[] = [
       batchSize: 100,
       retryAttempts: 8,
       maxRecordAgeSeconds: 6 * 3600,
+      failureQueue: 'fanOutFailures',
       onCall: {
         late:
           'first attempts leave late. Look for its errors and throttles and for DynamoDB throttling on the deliveries table. ' +
           "One endpoint's attempts: saved query webhook-deliveries-of-one-endpoint.",
         givenUp:
-          'their events were not fanned out to webhooks. The messages name the shard and sequence numbers; the function log has the error. ' +
+          'their events are not fanned out to webhooks until replayFailedFanOuts reads the batches back from the stream and fans them out again: ' +
+          'it has not managed for 15 minutes. Its log group has the error; the messages name the shard and sequence numbers. ' +
           "One endpoint's attempts: saved query webhook-deliveries-of-one-endpoint.",
       },
     },
@@ -101,6 +111,22 @@ export const workers: readonly Worker[] = [
     // An attempt waits at most 15 s for the receiver.
     timeoutSeconds: 30,
     summary: 'Signs and sends one due attempt of a delivery, and schedules the next after a failure',
+  },
+  {
+    name: 'replayFailedFanOuts',
+    entry: 'functions/webhooks/replay-failed-fan-outs.ts',
+    // The fan-out's on-failure queue: one given-up batch (a shard's range of sequence numbers) per
+    // message, read back from the events stream and fanned out again (idempotent: a delivery is
+    // put only if absent, and a second copy of a message sends nothing). A batch that fails again
+    // comes back after the queue's visibility (6 min), ten times, then goes to the dead-letter
+    // queue (alarm): about an hour, well inside the stream's 24 h.
+    trigger: { kind: 'queue', queue: 'fanOutFailures', batchSize: 1, maxConcurrency: 2, maxReceiveCount: 10 },
+    tables: { webhookEndpoints: ['Query'], webhookDeliveries: ['PutItem'] },
+    queues: ['webhookDeliveries'],
+    streams: ['events'],
+    // Up to 100 records read back and fanned out.
+    timeoutSeconds: 60,
+    summary: "Replays the fan-out's batches given up on: reads them back from the events stream and fans them out again",
   },
   {
     name: 'forwardDueWebhookDeliveries',

@@ -6,11 +6,13 @@ import {
   GetShardIteratorCommand,
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
-import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { toLambdaRecord, type FailedBatchMessage } from '../functions/runtime/stream-batches.ts';
 import type { Worker } from '../functions/workers.ts';
 import { localClient } from './dynamodb.ts';
 import { runInvocation } from './invocation.ts';
 import { lambdaContext, sleep, type WorkerHandler } from './invoke.ts';
+import type { LocalQueue } from './sqs-queue.ts';
 
 /**
  * The local stand-in for a DynamoDB stream event source (functions/workers.ts, trigger `stream`):
@@ -19,13 +21,15 @@ import { lambdaContext, sleep, type WorkerHandler } from './invoke.ts';
  * - up to `batchSize` records a batch (one GetRecords of a shard), only those of the trigger's
  *   `eventNames` (the event source's filter);
  * - partial batch failures (reportBatchItemFailures): the failed record and those after it are
- *   retried, after a pause, up to `retryAttempts` times, then logged as sent to the failure
- *   destination and the shard moves on; a batch whose invocation threw is retried whole;
- * - records older than `maxRecordAgeSeconds` when a batch is about to be handed over are logged as
- *   sent to the failure destination instead.
+ *   retried, after a pause, up to `retryAttempts` times, then sent to the failure destination
+ *   and the shard moves on; a batch whose invocation threw is retried whole;
+ * - records older than `maxRecordAgeSeconds` when a batch is about to be handed over are sent to
+ *   the failure destination instead;
+ * - the failure destination: the local stand-in of the trigger's `failureQueue` (its worker reads
+ *   the batches back from the stream and replays them, as in AWS), a message per batch in the
+ *   shape Lambda sends; a trigger without one only logs them.
  * Not emulated: bisectBatchOnError (a failing batch is retried from its first failed record, not
- *   halved), the on-failure queue itself (a log line stands in for it), parallel shards
- *   (they are read one after the other).
+ *   halved), parallel shards (they are read one after the other).
  * It starts at LATEST when the local stack starts: events committed while it was stopped are not
  * delivered (nor sent again after a restart). Shards that appear later are read from
  * TRIM_HORIZON; the stream is described again every second to find them.
@@ -49,6 +53,8 @@ export class StreamPoller {
     private readonly intervalMs: number,
     private readonly log: (line: string) => void,
     private readonly acceptsAccount: (accountId: number) => boolean,
+    /** The local stand-in of the trigger's failureQueue, which a worker drains; without it, given-up records are only logged. */
+    private readonly failures?: LocalQueue,
   ) {
     this.streams = new DynamoDBStreamsClient({
       endpoint,
@@ -184,9 +190,9 @@ export class StreamPoller {
     const retryAttempts = this.worker.trigger.kind === 'stream' ? this.worker.trigger.retryAttempts : 0;
     let pending = records;
     for (let attempt = 0; pending.length > 0 && !this.stopped; attempt++) {
-      pending = this.withinMaxAge(shardId, pending);
+      pending = await this.withinMaxAge(shardId, pending);
       // The event source's filter: only the trigger's event names reach the function.
-      const passed = pending.filter((record) => this.passesFilter(record) && this.acceptsAccount(Number(record.dynamodb?.NewImage?.account_id?.N)));
+      const passed = pending.filter((record) => this.passesFilter(record) && this.accepted(record));
       let failedAt: string | undefined;
       if (passed.length > 0) {
         try {
@@ -204,54 +210,68 @@ export class StreamPoller {
       const index = pending.findIndex((record) => record.dynamodb?.SequenceNumber === failedAt);
       pending = index < 0 ? pending : pending.slice(index);
       if (attempt >= retryAttempts) {
-        this.log(
-          JSON.stringify({
-            level: 'ERROR',
-            message: 'local stream: records sent to the failure destination after the last retry',
-            worker: this.worker.name,
-            shard: shardId,
-            sequence_numbers: pending.map((record) => record.dynamodb?.SequenceNumber),
-          }),
-        );
+        await this.giveUp(shardId, pending, 'RetryAttemptsExhausted', attempt + 1);
         return;
       }
       await sleep(Math.min(2000, 100 * 2 ** attempt));
     }
   }
 
-  /** The records young enough to be handed over (maxRecordAgeSeconds); the others are logged as sent to the failure destination. */
-  private withinMaxAge(shardId: string, records: StreamRecord[]): StreamRecord[] {
+  /** The records young enough to be handed over (maxRecordAgeSeconds); the others go to the failure destination. */
+  private async withinMaxAge(shardId: string, records: StreamRecord[]): Promise<StreamRecord[]> {
     const maxAgeSeconds = this.worker.trigger.kind === 'stream' ? this.worker.trigger.maxRecordAgeSeconds : Infinity;
     const oldest = Date.now() - maxAgeSeconds * 1000;
     const created = (record: StreamRecord) => record.dynamodb?.ApproximateCreationDateTime?.getTime() ?? Date.now();
     const expired = records.filter((record) => created(record) < oldest);
-    if (expired.length === 0) return records;
+    if (expired.length > 0) await this.giveUp(shardId, expired, 'RecordAgeExceeded', 0);
+    return records.filter((record) => created(record) >= oldest);
+  }
+
+  /**
+   * Records given up on, as Lambda's on-failure destination receives them: a message per run of
+   * consecutive records naming the shard and the range of sequence numbers (FailedBatchMessage),
+   * sent to the failure queue, where the trigger's replay worker reads them back from the
+   * stream. Only the records this reader hands on (the trigger's event names, the accepted
+   * accounts) are named: a range never spans another test file's records.
+   */
+  private async giveUp(shardId: string, records: StreamRecord[], condition: string, invocations: number): Promise<void> {
+    const runs: StreamRecord[][] = [[]];
+    for (const record of records) {
+      if (this.passesFilter(record) && this.accepted(record)) runs.at(-1)!.push(record);
+      else if (runs.at(-1)!.length > 0) runs.push([]);
+    }
+    const batches = runs.filter((run) => run.length > 0);
     this.log(
       JSON.stringify({
         level: 'ERROR',
-        message: 'local stream: records older than maxRecordAgeSeconds sent to the failure destination',
+        message: `local stream: records sent to the failure destination (${condition})`,
         worker: this.worker.name,
         shard: shardId,
-        sequence_numbers: expired.map((record) => record.dynamodb?.SequenceNumber),
+        sequence_numbers: batches.flat().map((record) => record.dynamodb?.SequenceNumber),
+        failure_queue: this.failures ? 'replayed by its worker' : 'none: logged only',
       }),
     );
-    return records.filter((record) => created(record) >= oldest);
+    if (!this.failures || batches.length === 0) return;
+    const when = (record: StreamRecord) => record.dynamodb?.ApproximateCreationDateTime?.toISOString();
+    const messages = batches.map(
+      (run): FailedBatchMessage => ({
+        requestContext: { condition, approximateInvokeCount: invocations },
+        timestamp: new Date().toISOString(),
+        DDBStreamBatchInfo: {
+          shardId,
+          startSequenceNumber: run[0]!.dynamodb!.SequenceNumber!,
+          endSequenceNumber: run.at(-1)!.dynamodb!.SequenceNumber!,
+          ...(when(run[0]!) ? { approximateArrivalOfFirstRecord: when(run[0]!)! } : {}),
+          ...(when(run.at(-1)!) ? { approximateArrivalOfLastRecord: when(run.at(-1)!)! } : {}),
+          batchSize: run.length,
+          streamArn: this.streamArn,
+        },
+      }),
+    );
+    await this.failures.send(messages.map((message) => ({ body: JSON.stringify(message) })));
+  }
+
+  private accepted(record: StreamRecord): boolean {
+    return this.acceptsAccount(Number(record.dynamodb?.NewImage?.account_id?.N));
   }
 }
-
-const toLambdaRecord =
-  (streamArn: string) =>
-  (record: StreamRecord): DynamoDBRecord => ({
-    eventID: record.eventID,
-    eventName: record.eventName as DynamoDBRecord['eventName'],
-    eventVersion: record.eventVersion,
-    eventSource: 'aws:dynamodb',
-    awsRegion: record.awsRegion,
-    eventSourceARN: streamArn,
-    dynamodb: {
-      ...(record.dynamodb as DynamoDBRecord['dynamodb']),
-      ApproximateCreationDateTime: record.dynamodb?.ApproximateCreationDateTime
-        ? Math.floor(new Date(record.dynamodb.ApproximateCreationDateTime).getTime() / 1000)
-        : undefined,
-    } as DynamoDBRecord['dynamodb'],
-  });

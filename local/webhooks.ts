@@ -118,6 +118,7 @@ export async function startLocalWebhooks(options: LocalWebhookOptions): Promise<
       options.pollIntervalMs ?? 100,
       log,
       options.acceptsAccount ?? (() => true),
+      worker.trigger.failureQueue ? queues[worker.trigger.failureQueue] : undefined,
     );
     await poller.start();
     pollers.push(poller);

@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documents } from '#runtime/clients';
 import { numberFromEnv, tableName } from '#runtime/config';
@@ -34,6 +37,8 @@ export interface WebhookDelivery {
   next_attempt_at: string | null;
   /** Epoch milliseconds until which one sender holds the attempt. */
   lease_until?: number;
+  /** Who holds it: a random id per claim, so that a claim the SDK sent again after a lost answer knows it is its own. */
+  lease_owner?: string;
   created_at: string;
   expires_at: number;
 }
@@ -101,34 +106,51 @@ interface Expected {
 const conditionFailed = (error: unknown) => (error as Error).name === 'ConditionalCheckFailedException';
 
 /**
- * Takes the attempt for `leaseMs` and answers the delivery; undefined when the message is stale
- * (another generation, more attempts, done) or another sender holds the attempt. No read first:
- * the condition is the check.
+ * What a claim found: the attempt is this sender's (`claimed`, the delivery); another sender
+ * holds it until `heldUntil` (epoch ms; this copy must come back then, never be dropped: the
+ * holder may have died); or the message is `stale` (another generation, more attempts, done),
+ * with the delivery as it is when it exists.
  */
-export async function claimAttempt(expected: Expected, now: Date, leaseMs: number): Promise<WebhookDelivery | undefined> {
+export type Claim = { readonly claimed: WebhookDelivery } | { readonly heldUntil: number } | { readonly stale: WebhookDelivery | undefined };
+
+/**
+ * Takes the attempt for `leaseMs`. No read first: the condition is the check, and a failed
+ * condition answers the item as it was (ReturnValuesOnConditionCheckFailure), which tells a live
+ * lease from a stale message.
+ */
+export async function claimAttempt(expected: Expected, now: Date, leaseMs: number): Promise<Claim> {
+  const owner = randomUUID();
   try {
     const { Attributes } = await documents.send(
       new UpdateCommand({
         TableName: TABLE,
         Key: keyOf(expected.accountId, expected.endpointId, expected.eventId),
-        UpdateExpression: 'SET lease_until = :until',
+        UpdateExpression: 'SET lease_until = :until, lease_owner = :owner',
         ConditionExpression:
           'generation = :generation AND attempts = :attempts AND #status = :pending AND (attribute_not_exists(lease_until) OR lease_until < :now)',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':until': now.getTime() + leaseMs,
+          ':owner': owner,
           ':generation': expected.generation,
           ':attempts': expected.attempts,
           ':pending': 'pending',
           ':now': now.getTime(),
         },
         ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return Attributes as WebhookDelivery;
+    return { claimed: Attributes as WebhookDelivery };
   } catch (error) {
-    if (conditionFailed(error)) return undefined;
-    throw error;
+    if (!conditionFailed(error)) throw error;
+    const item = (error as { Item?: Record<string, AttributeValue> }).Item;
+    const was = item ? (unmarshall(item) as WebhookDelivery) : undefined;
+    const sameAttempt = was?.generation === expected.generation && was.attempts === expected.attempts && was.status === 'pending';
+    // The SDK sent the claim again after an answer it lost (a time-out): the first one took it.
+    if (sameAttempt && was.lease_owner === owner) return { claimed: was };
+    if (sameAttempt && was.lease_until !== undefined && was.lease_until >= now.getTime()) return { heldUntil: was.lease_until };
+    return { stale: was };
   }
 }
 
@@ -142,7 +164,7 @@ export async function releaseClaim(expected: Expected): Promise<boolean> {
       new UpdateCommand({
         TableName: TABLE,
         Key: keyOf(expected.accountId, expected.endpointId, expected.eventId),
-        UpdateExpression: 'REMOVE lease_until',
+        UpdateExpression: 'REMOVE lease_until, lease_owner',
         ConditionExpression: 'generation = :generation AND attempts = :attempts AND #status = :pending',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':generation': expected.generation, ':attempts': expected.attempts, ':pending': 'pending' },
@@ -174,7 +196,7 @@ export async function recordAttempt(expected: Expected, outcome: AttemptOutcome)
         UpdateExpression:
           'SET attempts = :attempts, #status = :status, next_attempt_at = :next' +
           (outcome.sent ? ', last_attempt_at = :last, last_response_status = :response' : '') +
-          ' REMOVE lease_until',
+          ' REMOVE lease_until, lease_owner',
         ConditionExpression: 'generation = :generation AND attempts = :was',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
@@ -201,7 +223,7 @@ export async function restartDelivery(accountId: number, endpointId: number, eve
       new UpdateCommand({
         TableName: TABLE,
         Key: keyOf(accountId, endpointId, eventId),
-        UpdateExpression: 'SET generation = generation + :one, #status = :pending, next_attempt_at = :now REMOVE lease_until',
+        UpdateExpression: 'SET generation = generation + :one, #status = :pending, next_attempt_at = :now REMOVE lease_until, lease_owner',
         ConditionExpression: 'attribute_exists(event_id)',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':one': 1, ':pending': 'pending', ':now': now.toISOString() },

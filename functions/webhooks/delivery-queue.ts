@@ -32,6 +32,12 @@ export interface DeliveryMessage {
   readonly origin: string;
   /** The lane of the origin (laneFor): with the origin, the message group. */
   readonly lane: number;
+  /**
+   * Set on a copy sent back because another sender held the attempt: the end of that lease (epoch
+   * milliseconds). Part of the deduplication id, so that the FIFO queue does not drop the copy as
+   * the message it was sent for.
+   */
+  readonly after_lease?: number;
 }
 
 /** Senders one healthy origin may occupy at once (its FIFO groups); a failing origin gets one. */
@@ -67,7 +73,8 @@ export function messageGroupOf(message: Pick<DeliveryMessage, 'origin' | 'lane'>
 }
 
 /** One attempt of one delivery in one lane: a copy sent again within 5 minutes (a stream retry of the fan-out) is dropped by SQS. */
-export const deduplicationIdOf = (m: DeliveryMessage): string => `${m.account_id}-${m.endpoint_id}-${m.event_id}-${m.generation}-${m.attempts}-${m.lane}`;
+export const deduplicationIdOf = (m: DeliveryMessage): string =>
+  `${m.account_id}-${m.endpoint_id}-${m.event_id}-${m.generation}-${m.attempts}-${m.lane}${m.after_lease === undefined ? '' : `-${m.after_lease}`}`;
 
 export function delaySecondsUntil(dueAt: number, now = Date.now()): number {
   return Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((dueAt - now) / 1000)));

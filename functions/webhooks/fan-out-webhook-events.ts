@@ -34,33 +34,41 @@ export function isSubscribed(endpoint: WebhookEndpoint, event: Pick<EventRecord,
 }
 
 export const handler = worker('stream', 'fanOutWebhookEvents').handler(async (stream) => {
+  const { failedAt } = await fanOutRecords(stream.Records, 'the stream retries from this record');
+  return { batchItemFailures: failedAt ? [{ itemIdentifier: failedAt.dynamodb?.SequenceNumber ?? '' }] : [] };
+});
+
+/**
+ * Fans records out side by side (deliveries are in no guaranteed order) and answers the first
+ * failed record in stream order, if any (logged with `then`: what happens to it next); the
+ * deliveries created before it are counted. Shared with the replay of given-up batches
+ * (replay-failed-fan-outs.ts).
+ */
+export async function fanOutRecords(records: readonly DynamoDBRecord[], then: string): Promise<{ readonly failedAt?: DynamoDBRecord }> {
   const endpointsByAccount = new Map<number, Promise<WebhookEndpoint[]>>();
   let deliveries = 0;
   try {
-    // Records side by side (deliveries are in no guaranteed order); a failure is reported at the
-    // first failed record in stream order, and the stream hands that record and those after it
-    // over again (their fan-out is written to be repeated).
-    const outcomes = await Promise.allSettled(stream.Records.map((record) => fanOut(record, endpointsByAccount)));
+    const outcomes = await Promise.allSettled(records.map((record) => fanOut(record, endpointsByAccount)));
     for (const [index, outcome] of outcomes.entries()) {
       if (outcome.status === 'fulfilled') {
         deliveries += outcome.value;
         continue;
       }
-      const record = stream.Records[index]!;
+      const record = records[index]!;
       const error = outcome.reason as Error;
-      logger.error('webhook fan-out failed; the stream retries from this record', {
+      logger.error(`webhook fan-out failed; ${then}`, {
         sequence_number: record.dynamodb?.SequenceNumber,
         error_name: error.name,
         error_message: error.message,
       });
-      return { batchItemFailures: [{ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' }] };
+      return { failedAt: record };
     }
-    return { batchItemFailures: [] };
+    return {};
   } finally {
     // Flushed by the worker chain, after an error too.
     metrics.addMetric('WebhookDeliveriesCreated', MetricUnit.Count, deliveries);
   }
-});
+}
 
 async function fanOut(record: DynamoDBRecord, endpointsByAccount: Map<number, Promise<WebhookEndpoint[]>>): Promise<number> {
   if (record.eventName !== 'INSERT' || !record.dynamodb?.NewImage) return 0;

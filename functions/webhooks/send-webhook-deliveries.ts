@@ -1,9 +1,11 @@
 import type { SQSRecord } from 'aws-lambda';
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { claimAttempt, recordAttempt, releaseClaim, type AttemptOutcome } from '#data/webhook-deliveries';
-import { disableEndpoint, findEndpoint, noteFailure, noteSuccess } from '#data/webhook-endpoints';
+import { claimAttempt, recordAttempt, releaseClaim, type AttemptOutcome, type Claim, type WebhookDelivery } from '#data/webhook-deliveries';
+import { disableEndpoint, findEndpoint, noteFailure, noteSuccess, type WebhookEndpoint } from '#data/webhook-endpoints';
 import { signingSecrets } from '#data/webhook-secrets';
+import { queues } from '#functions/queues';
+import { numberFromEnv } from '#runtime/config';
 import { logger, metrics } from '#runtime/observability';
 import { worker } from '#runtime/worker-chain';
 import { ATTEMPT_TIMEOUT_MS, postWebhook, type AttemptResult } from './post-webhook.ts';
@@ -15,8 +17,12 @@ import { DISABLE_AFTER_FAILING_MS, retryDelaySeconds, webhookHeaders, webhookPay
  * invocation, so a hanging receiver holds one sender and only its own lane) → one attempt per
  * message. Per message:
  * - not yet due: sent to the retries queue with the rest of the wait (≤ 900 s per hop);
- * - stale (the delivery moved on: another generation, more attempts, done), or a copy of a
- *   message another sender is working on: nothing (the claim's condition fails);
+ * - stale (the delivery moved on: another generation, more attempts, done): nothing (the claim's
+ *   condition fails), unless this is a message handed over again whose first receive recorded
+ *   its attempt and then failed before it sent the next: the next is sent now;
+ * - claimed by another sender (a live lease: a copy, or a sender that failed after its claim and
+ *   could not release it): sent back to the retries queue, due when the lease ends, never
+ *   dropped: the holder may be dead, and then this copy makes the attempt;
  * - endpoint deleted or disabled: the delivery ends `failed` without a request;
  * - endpoint failing (or moved to another origin) while the message waits in another lane than
  *   the endpoint's: the claim is released and the message moves to the right group unsent, so a
@@ -26,10 +32,17 @@ import { DISABLE_AFTER_FAILING_MS, retryDelaySeconds, webhookHeaders, webhookPay
  *   next attempt (a new message) or, after the last, fails the delivery; five days of failures
  *   disable the endpoint.
  * A message whose processing throws (the database, the queue) is reported as a batch item
- * failure, and SQS delivers it again after its visibility timeout.
+ * failure, and SQS delivers it again after its visibility timeout; its claim, if it took one and
+ * did not record, is released first (best effort: the database may be what failed), so that the
+ * message handed over again can claim at once.
  */
-/** Longer than an attempt can take, so that a second copy of the message cannot send while the first is in flight. */
-const LEASE_MS = ATTEMPT_TIMEOUT_MS + 45_000;
+/**
+ * Declared with the queue's visibility (functions/queues.ts, checked by the stack): longer than a
+ * sender can run, so that a second copy of the message cannot send while the first is in flight.
+ * WEBHOOK_LEASE_SECONDS shortens it for the tests only (an infra test checks no function in AWS has it).
+ */
+const LEASE_MS = numberFromEnv('WEBHOOK_LEASE_SECONDS', queues.webhookDeliveries.claimLeaseSeconds) * 1000;
+if (LEASE_MS <= ATTEMPT_TIMEOUT_MS) throw new Error(`The claim's lease (${LEASE_MS} ms) must outlast an attempt (${ATTEMPT_TIMEOUT_MS} ms)`);
 
 /**
  * Powertools' FIFO processor: the records of a batch one after the other, and after a failure the
@@ -45,7 +58,8 @@ export const handler = worker('queue', 'sendWebhookDeliveries').handler((event) 
 
 async function sendRecord(record: SQSRecord): Promise<void> {
   try {
-    await processMessage(JSON.parse(record.body) as DeliveryMessage);
+    const redelivered = Number(record.attributes?.ApproximateReceiveCount ?? 1) > 1;
+    await processMessage(JSON.parse(record.body) as DeliveryMessage, { redelivered });
   } catch (error) {
     logger.error('webhook message failed; the queue delivers it again', {
       message_id: record.messageId,
@@ -56,7 +70,7 @@ async function sendRecord(record: SQSRecord): Promise<void> {
   }
 }
 
-export async function processMessage(message: DeliveryMessage): Promise<void> {
+export async function processMessage(message: DeliveryMessage, receive: { readonly redelivered?: boolean } = {}): Promise<void> {
   if (message.due_at > Date.now() + 1000) {
     await enqueueWaiting([message]); // not due: back to the retries queue for the rest of the wait
     return;
@@ -66,23 +80,75 @@ export async function processMessage(message: DeliveryMessage): Promise<void> {
   const now = new Date();
   // One round trip before the request: the claim (a conditional write that is also the check
   // that the message is not stale) and the two reads, side by side.
-  const [claimed, found, read] = await Promise.allSettled([
-    claimAttempt(expected, now, LEASE_MS),
-    findEndpoint(key.accountId, key.endpointId),
-    signingSecrets(key.accountId, key.endpointId, now),
-  ]);
-  if (claimed.status === 'rejected') throw claimed.reason;
-  const delivery = claimed.value;
-  if (!delivery) return;
-  // A read failed after the claim held (the database, or KMS refusing or slow to open the
-  // secrets): the claim is released before the message goes back to the queue, so that its next
-  // copy can claim the attempt rather than find it held and drop it.
-  if (found.status === 'rejected' || read.status === 'rejected') {
-    await releaseClaim(expected);
-    throw found.status === 'rejected' ? found.reason : read.status === 'rejected' ? read.reason : undefined;
+  const claiming = claimAttempt(expected, now, LEASE_MS);
+  let claim: Claim, endpoint: WebhookEndpoint | undefined, secrets: string[] | undefined;
+  try {
+    [claim, endpoint, secrets] = await Promise.all([claiming, findEndpoint(key.accountId, key.endpointId), signingSecrets(key.accountId, key.endpointId, now)]);
+  } catch (error) {
+    // A read failed beside a claim that may have been taken: give it back.
+    if (await claiming.then((taken) => 'claimed' in taken).catch(() => false)) await releaseAfterFault(expected);
+    throw error;
   }
-  const endpoint = found.value;
-  const secrets = read.value;
+  if ('heldUntil' in claim) {
+    // Another sender holds the attempt. It may be dead (its database failed after the claim):
+    // this copy comes back once the lease has ended, and claims it then if nobody recorded it.
+    // A copy of its own for the FIFO queue's deduplication (after_lease).
+    await enqueueWaiting([{ ...message, due_at: claim.heldUntil + 1000, after_lease: claim.heldUntil }]);
+    logAttempt(message, 'lease_held');
+    return;
+  }
+  if ('stale' in claim) {
+    if (receive.redelivered && endpoint) await resumeChain(message, claim.stale, endpoint);
+    return;
+  }
+  try {
+    await attempt(message, expected, claim.claimed, endpoint, secrets, now);
+  } catch (error) {
+    await releaseAfterFault(expected);
+    throw error;
+  }
+}
+
+/**
+ * Gives a claim back after a fault, so that the message handed over again can claim at once;
+ * best effort (the database may be what failed: then the lease ends by itself). After an
+ * attempt was recorded its condition fails and it changes nothing.
+ */
+async function releaseAfterFault(expected: Parameters<typeof releaseClaim>[0]): Promise<void> {
+  await releaseClaim(expected).catch((error: Error) => {
+    logger.warn('webhook claim not released after a fault; it ends with its lease', { error_name: error.name });
+  });
+}
+
+/**
+ * A message handed over again that finds its attempt recorded, the delivery pending and its next
+ * attempt scheduled: its first receive failed between the record and the next message (the queue
+ * or the database), so the next message may never have been sent. It is sent (a copy, if it was,
+ * sends nothing: the claim).
+ */
+async function resumeChain(message: DeliveryMessage, delivery: WebhookDelivery | undefined, endpoint: WebhookEndpoint): Promise<void> {
+  if (!delivery || delivery.generation !== message.generation || delivery.attempts !== message.attempts + 1) return;
+  if (delivery.status !== 'pending' || !delivery.next_attempt_at) return;
+  await enqueueWaiting([nextMessage(message, delivery.attempts, Date.parse(delivery.next_attempt_at), endpoint)]);
+  logAttempt(message, 'next_resent');
+}
+
+/** The next attempt's message: it waits in the failing origin's one lane. */
+const nextMessage = (message: DeliveryMessage, attempts: number, dueAt: number, endpoint: WebhookEndpoint): DeliveryMessage => {
+  const { after_lease: _, ...rest } = message;
+  return { ...rest, attempts, due_at: dueAt, ...placeOf(endpoint, message.event_id, true) };
+};
+
+/** The claimed attempt: sent (or ended, or moved) and recorded. */
+async function attempt(
+  message: DeliveryMessage,
+  expected: Parameters<typeof recordAttempt>[0],
+  delivery: WebhookDelivery,
+  endpoint: WebhookEndpoint | undefined,
+  secrets: string[] | undefined,
+  now: Date,
+): Promise<void> {
+  const key = { accountId: message.account_id, endpointId: message.endpoint_id };
   if (endpoint?.status !== 'enabled' || !secrets) {
     await recordAttempt(expected, { status: 'failed', sent: false, lastAttemptAt: null, lastResponseStatus: null, nextAttemptAt: null });
     logAttempt(message, endpoint?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted');
@@ -133,9 +199,7 @@ export async function processMessage(message: DeliveryMessage): Promise<void> {
   }
   // Only the copy that recorded the attempt schedules the next: a chain of retries never forks.
   // It waits in the failing origin's one lane.
-  if (recorded && nextAt !== undefined) {
-    await enqueueWaiting([{ ...message, attempts, due_at: nextAt, ...placeOf(endpoint, message.event_id, true) }]);
-  }
+  if (recorded && nextAt !== undefined) await enqueueWaiting([nextMessage(message, attempts, nextAt, endpoint)]);
 }
 
 const ids = (message: DeliveryMessage) => ({ account_id: message.account_id, endpoint_id: message.endpoint_id, event_id: message.event_id });

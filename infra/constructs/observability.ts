@@ -476,16 +476,30 @@ function streamAlarms(scope: Construct, workers: Workers, stage: string, lookHer
         evaluationPeriods: 5,
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
-      new Alarm(scope, `${pascal(worker.name)}FailureDestinationAlarm`, {
-        alarmDescription: lookHere(
-          `tillgate ${stage} ${worker.name}: ${trigger.table} stream records went to the on-failure queue after every retry: ${trigger.onCall.givenUp}`,
-        ),
-        metric: failures.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
-        threshold: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      }),
+      // A failure queue that a worker drains holds a batch for minutes while it is replayed: the
+      // alarm is that it cannot drain (its oldest batch waiting 15 minutes); one that nothing
+      // drains alarms at its first message.
+      trigger.failureQueue
+        ? new Alarm(scope, `${pascal(worker.name)}FailureDestinationAlarm`, {
+            alarmDescription: lookHere(
+              `tillgate ${stage} ${worker.name}: ${trigger.table} stream batches given up on after every retry wait in the on-failure queue for 15 minutes: ${trigger.onCall.givenUp}`,
+            ),
+            metric: failures.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
+            threshold: 15 * 60,
+            comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluationPeriods: 1,
+            treatMissingData: TreatMissingData.NOT_BREACHING,
+          })
+        : new Alarm(scope, `${pascal(worker.name)}FailureDestinationAlarm`, {
+            alarmDescription: lookHere(
+              `tillgate ${stage} ${worker.name}: ${trigger.table} stream records went to the on-failure queue after every retry: ${trigger.onCall.givenUp}`,
+            ),
+            metric: failures.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+            threshold: 1,
+            comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluationPeriods: 1,
+            treatMissingData: TreatMissingData.NOT_BREACHING,
+          }),
     );
   }
   return alarms;

@@ -1,11 +1,12 @@
 import path from 'node:path';
 import { Duration, type RemovalPolicy, Tags, Validations } from 'aws-cdk-lib';
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { queueIds, queues, type QueueId } from '#functions/queues';
+import { queueIds, queues, type QueueId, type QueueSpec } from '#functions/queues';
 import type { TableId } from '#functions/tables';
 import type { TableAccess } from '#functions/routes';
 import { workers, type Worker } from '#functions/workers';
@@ -53,10 +54,18 @@ export class Workers extends Construct {
     for (const queueId of queueIds) {
       const consumer = workers.find((w) => w.trigger.kind === 'queue' && w.trigger.queue === queueId);
       const maxReceiveCount = consumer?.trigger.kind === 'queue' ? consumer.trigger.maxReceiveCount : 5;
-      const { fifo, visibilityTimeoutSeconds } = queues[queueId];
+      const { fifo, visibilityTimeoutSeconds } = queues[queueId] as QueueSpec;
       // AWS's advice for a Lambda consumer: a visibility timeout of at least six times its timeout.
       if (consumer && visibilityTimeoutSeconds < 6 * consumer.timeoutSeconds) {
         throw new Error(`Queue ${queueId}: visibilityTimeoutSeconds ${visibilityTimeoutSeconds} is under six times ${consumer.name}'s timeout`);
+      }
+      // A claim's lease outlasts the consumer that took it, and the visibility outlasts the lease:
+      // a message its sender failed on after the claim comes back to a lease that has ended.
+      const lease = (queues[queueId] as QueueSpec).claimLeaseSeconds;
+      if (consumer && lease !== undefined && !(consumer.timeoutSeconds < lease && lease < visibilityTimeoutSeconds)) {
+        throw new Error(
+          `Queue ${queueId}: claimLeaseSeconds ${lease} must lie between ${consumer.name}'s timeout (${consumer.timeoutSeconds} s) and the visibility time-out (${visibilityTimeoutSeconds} s)`,
+        );
       }
       // A FIFO queue in high-throughput mode: the limits are per message group (an origin's
       // lane), and so is deduplication. Its dead-letter queue must be FIFO too.
@@ -101,22 +110,37 @@ export class Workers extends Construct {
       }
       for (const queueId of worker.queues ?? []) fn.bindQueue(this.queues[queueId], queues[queueId].envVar);
       fn.bindKeys(props.keys, worker.keys ?? {});
+      // A replay reads the batches its messages name back from the stream (their ARN is in the message).
+      // Exactly the two reads it makes, on that stream only (not grantStreamRead, which adds ListStreams on every stream).
+      for (const tableId of worker.streams ?? []) {
+        const stream = props.tables.byId[tableId].table.tableStreamArn;
+        if (!stream) throw new Error(`${worker.name} reads the stream of ${tableId}, which has none`);
+        fn.executionRole.addToPrincipalPolicy(
+          new PolicyStatement({ effect: Effect.ALLOW, actions: ['dynamodb:GetShardIterator', 'dynamodb:GetRecords'], resources: [stream] }),
+        );
+      }
       this.addEventSource(fn, worker, props.tables);
       Tags.of(fn).add('tillgate:worker', worker.name);
       this.functions.set(worker.name, fn);
     }
   }
 
+  private lastStopFailureQueue(workerName: string): Queue {
+    const failures = new Queue(this, `${pascal(workerName)}FailureQueue`, {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    lastStop(failures, `the on-failure destination of ${workerName}'s stream event source`);
+    return failures;
+  }
+
   private addEventSource(fn: FunctionWithLogGroup, worker: Worker, tables: DataTables): void {
     const trigger = worker.trigger;
     if (trigger.kind === 'stream') {
-      const failures = new Queue(this, `${pascal(worker.name)}FailureQueue`, {
-        encryption: QueueEncryption.SQS_MANAGED,
-        enforceSSL: true,
-        retentionPeriod: Duration.days(14),
-      });
+      // A declared queue that a worker drains (with its own dead-letter queue), or a last stop.
+      const failures = trigger.failureQueue ? this.queues[trigger.failureQueue] : this.lastStopFailureQueue(worker.name);
       this.failureQueues.set(worker.name, failures);
-      lastStop(failures, `the on-failure destination of ${worker.name}'s stream event source`);
       fn.addEventSource(
         new DynamoEventSource(tables.byId[trigger.table].table, {
           startingPosition: StartingPosition.LATEST,

@@ -553,6 +553,10 @@ describe('each function touches only its declared tables, with only the actions 
       expected.push({ actions: sendsToOwn ? [...receive, 'sqs:SendMessage'].sort() : receive, resource: own });
       for (const resource of sends) if (JSON.stringify(resource) !== JSON.stringify(own)) expected.push({ actions: send, resource });
     }
+    // A replay reads back the stream of each table it names: the two reads, on that stream only.
+    for (const table of worker.streams ?? []) {
+      expected.push({ actions: ['dynamodb:GetRecords', 'dynamodb:GetShardIterator'], resource: { 'Fn::GetAtt': [tableId(table), 'StreamArn'] } });
+    }
     // Compared action by action: how CDK merges a role's statements is not the point.
     const pairs = (list: { resource: unknown; actions: string[] }[]) =>
       [...new Set(list.flatMap((s) => s.actions.map((action) => `${JSON.stringify(s.resource)} ${action}`)))].sort();

@@ -3,6 +3,8 @@ import { afterAll, beforeAll } from 'vitest';
 import { startReceiver, type Receiver } from './webhooks/receiver.ts';
 import { tableNamesWithPrefix } from '../../local/dynamodb.ts';
 import { accountsOfThisProcess } from './accounts.ts';
+import { call } from './http.ts';
+import type { LocalApi } from '../../local/server.ts';
 import type { Around } from './local-api.ts';
 import { bundledWorkers, sourceWorkers, startLocalWebhooks, type LocalWebhooks, type WorkerLoader } from '../../local/webhooks.ts';
 
@@ -37,10 +39,10 @@ export async function startTestWebhooks(
  * receiver on 127.0.0.1, started before the file's tests and closed after. Read `webhooks` and
  * `receiver` inside tests.
  */
-export function useWebhookPipeline() {
+export function useWebhookPipeline(options: Parameters<typeof startTestWebhooks>[0] = {}) {
   const context = {} as { webhooks: LocalWebhooks; receiver: Receiver };
   beforeAll(async () => {
-    context.webhooks = await startTestWebhooks();
+    context.webhooks = await startTestWebhooks(options);
     context.receiver = await startReceiver();
   });
   afterAll(async () => {
@@ -48,4 +50,15 @@ export function useWebhookPipeline() {
     await context.receiver?.close();
   });
   return context;
+}
+
+/**
+ * Registers an endpoint of every event type at `path` of the pipeline's receiver, which verifies
+ * its deliveries with the endpoint's secret: its id.
+ */
+export async function registerEndpoint(api: LocalApi, token: string, receiver: Receiver, path: string): Promise<number> {
+  const created = await call(api, 'core', 'POST', '/v1.0/webhook_endpoints', { token, body: { webhook_endpoint: { url: `${receiver.url}${path}` } } });
+  if (created.status !== 201) throw new Error(`endpoint not registered: ${created.status} ${created.text}`);
+  receiver.secrets(path, [created.json.webhook_endpoint.secret]);
+  return created.json.webhook_endpoint.id as number;
 }

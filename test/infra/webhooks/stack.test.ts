@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes';
+import { queues as queueSpecs } from '#functions/queues';
 import { workers } from '#functions/workers';
 import { keys } from '#functions/secrets';
 import { KEY_ADMINISTRATION } from '../../../infra/constructs/keys.ts';
@@ -136,12 +137,40 @@ describe('webhook plumbing in AWS', () => {
     ]);
   });
 
-  it('gives the fan-out the stream, and only the fan-out', () => {
+  it('gives the stream to the fan-out and its replay only (the replay: GetShardIterator and GetRecords, nothing else)', () => {
     const events = idOf(synth.stack.dataTables.byId.events.table);
     for (const [name, fn] of synth.stack.workers.functions) {
       const streamActions = actionsOn(idOf(fn.executionRole), events).filter((a) => /Stream|Shard|GetRecords/.test(a));
-      expect(streamActions.length > 0, name).toBe(name === 'fanOutWebhookEvents');
+      expect(streamActions.length > 0, name).toBe(name === 'fanOutWebhookEvents' || name === 'replayFailedFanOuts');
+      if (name === 'replayFailedFanOuts') expect(streamActions.sort()).toEqual(['dynamodb:GetRecords', 'dynamodb:GetShardIterator']);
     }
+  });
+
+  it("drains the fan-out's on-failure queue: the replay's event source, a dead-letter queue, and alarms when it cannot drain", () => {
+    const failures = synth.stack.workers.failureQueues.get('fanOutWebhookEvents')!;
+    expect(failures).toBe(synth.stack.workers.queues.fanOutFailures);
+    const mapping = mappingOf(synth.stack.workers.functions.get('replayFailedFanOuts')!);
+    expect(JSON.stringify(mapping.EventSourceArn)).toContain(idOf(failures));
+    expect(mapping).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    const [, queue] = ofType('AWS::SQS::Queue').find(([id]) => id === idOf(failures))!;
+    expect(queue.Properties.RedrivePolicy.maxReceiveCount).toBe(10);
+    expect(queue.Properties.VisibilityTimeout).toBe(360);
+    const alarms = ofType('AWS::CloudWatch::Alarm').map(([id, a]) => [id, a.Properties] as const);
+    const [, drain] = alarms.find(([id]) => id.includes('FanOutWebhookEventsFailureDestinationAlarm'))!;
+    expect(drain).toMatchObject({ MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 900 });
+    expect(JSON.stringify(drain.Dimensions)).toContain(idOf(failures));
+    const [, dead] = alarms.find(([id]) => id.includes('FanOutFailuresDeadLetterAlarm'))!;
+    expect(JSON.stringify(dead.Dimensions)).toContain(idOf(synth.stack.workers.deadLetterQueues.fanOutFailures));
+    expect(JSON.stringify(dead.AlarmDescription)).toContain('Fan-out batches given up on');
+  });
+
+  it('declares the claim lease between the sender timeout and the deliveries queue visibility', () => {
+    const sender = workers.find((w) => w.name === 'sendWebhookDeliveries')!;
+    const lease = queueSpecs.webhookDeliveries.claimLeaseSeconds;
+    expect(sender.timeoutSeconds).toBeLessThan(lease);
+    expect(lease).toBeLessThan(queueSpecs.webhookDeliveries.visibilityTimeoutSeconds);
+    const [, queue] = ofType('AWS::SQS::Queue').find(([id]) => id === idOf(synth.stack.workers.queues.webhookDeliveries))!;
+    expect(queue.Properties.VisibilityTimeout).toBe(queueSpecs.webhookDeliveries.visibilityTimeoutSeconds);
   });
 
   it('never sets the local-only settings in AWS (http:// and loopback URLs, a shorter schedule or time-out, concurrent invocations)', () => {
@@ -150,6 +179,7 @@ describe('webhook plumbing in AWS', () => {
       expect(variables).not.toContain('TILLGATE_LOCAL_WEBHOOKS');
       expect(variables).not.toContain('WEBHOOK_RETRY_SCHEDULE');
       expect(variables).not.toContain('WEBHOOK_TIMEOUT_MS');
+      expect(variables).not.toContain('WEBHOOK_LEASE_SECONDS');
       // The local stack's (local/invocation.ts): in AWS one invocation at a time per environment.
       expect(variables).not.toContain('AWS_LAMBDA_MAX_CONCURRENCY');
     }
