@@ -2,11 +2,13 @@ import type { SQSRecord } from 'aws-lambda';
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { claimAttempt, recordAttempt, releaseClaim, type AttemptOutcome } from '#data/webhook-deliveries';
-import { disableEndpoint, findEndpoint, noteFailure, noteSuccess } from '#data/webhook-endpoints';
+import { changeLanes, disableEndpoint, endpointsOf, noteFailure, noteSuccess } from '#data/webhook-endpoints';
 import { signingSecrets } from '#data/webhook-secrets';
 import { logger, metrics } from '#runtime/observability';
 import { worker } from '#runtime/worker-chain';
-import { ATTEMPT_TIMEOUT_MS, postWebhook, type AttemptResult } from './post-webhook.ts';
+import { postWebhook, type AttemptResult } from './post-webhook.ts';
+import { ATTEMPT_TIMEOUT_MS } from './lanes.ts';
+import { laneChangeOf, misplaced } from './lane-keeping.ts';
 import { enqueueDue, enqueueWaiting, originOf, placeOf, type DeliveryMessage } from './delivery-queue.ts';
 import { DISABLE_AFTER_FAILING_MS, retryDelaySeconds, webhookHeaders, webhookPayload } from './rules.ts';
 
@@ -18,9 +20,11 @@ import { DISABLE_AFTER_FAILING_MS, retryDelaySeconds, webhookHeaders, webhookPay
  * - stale (the delivery moved on: another generation, more attempts, done), or a copy of a
  *   message another sender is working on: nothing (the claim's condition fails);
  * - endpoint deleted or disabled: the delivery ends `failed` without a request;
- * - endpoint failing (or moved to another origin) while the message waits in another lane than
- *   the endpoint's: the claim is released and the message moves to the right group unsent, so a
- *   backlog queued while the receiver was healthy does not keep several lanes hanging;
+ * - the message waits in a lane its account's origin no longer has (the endpoint failed or
+ *   answered slowly, or moved to another origin), or in a backlogged lane while the origin has
+ *   more lanes now (lane-keeping.ts): the claim is released and the message moves to the right
+ *   group unsent, so a backlog queued while the receiver was healthy does not keep several lanes
+ *   hanging, and one queued while it had fewer lanes spreads over the new ones;
  * - else the attempt is claimed, signed with the endpoint's secrets, sent, and recorded: a 2xx
  *   succeeds; 410 Gone fails the delivery and disables the endpoint; anything else schedules the
  *   next attempt (a new message) or, after the last, fails the delivery; five days of failures
@@ -65,26 +69,26 @@ export async function processMessage(message: DeliveryMessage): Promise<void> {
   const expected = { ...key, generation: message.generation, attempts: message.attempts };
   const now = new Date();
   // One round trip before the request: the claim (a conditional write that is also the check
-  // that the message is not stale) and the two reads, side by side.
-  const [delivery, endpoint, secrets] = await Promise.all([
+  // that the message is not stale) and the two reads, side by side. The account's endpoints (one
+  // Query), not just this one: its lanes are its share of the account's (lanes.ts).
+  const [delivery, endpoints, secrets] = await Promise.all([
     claimAttempt(expected, now, LEASE_MS),
-    findEndpoint(key.accountId, key.endpointId),
+    endpointsOf(key.accountId),
     signingSecrets(key.accountId, key.endpointId, now),
   ]);
   if (!delivery) return;
+  const endpoint = endpoints.find((one) => one.id === key.endpointId);
   if (endpoint?.status !== 'enabled' || !secrets) {
     await recordAttempt(expected, { status: 'failed', sent: false, lastAttemptAt: null, lastResponseStatus: null, nextAttemptAt: null });
     logAttempt(message, endpoint?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted');
     return;
   }
-  // A message of a failing endpoint belongs in lane 0; one in lane 0 of an endpoint that has
-  // recovered stays there (moving it back would cost a send for nothing).
-  const { origin, lane: failingLane } = placeOf(endpoint, message.event_id, true);
-  const lane = endpoint.failing_since ? failingLane : message.lane;
-  if (origin !== message.origin || lane !== message.lane) {
+  const lanes = misplaced(message, endpoints, endpoint, now);
+  if (lanes.move) {
     // Released first: the moved copy claims the same (generation, attempts).
-    if (await releaseClaim(expected)) await enqueueDue([{ ...message, origin, lane }]);
-    logAttempt(message, 'moved', undefined, undefined, endpoint.url, lane);
+    const moved = { ...message, ...lanes.move, moves: (message.moves ?? 0) + 1 };
+    if (await releaseClaim(expected)) await enqueueDue([moved]);
+    logAttempt(message, 'moved', undefined, undefined, endpoint.url, moved.lane);
     return;
   }
 
@@ -105,6 +109,7 @@ export async function processMessage(message: DeliveryMessage): Promise<void> {
   const [recorded] = await Promise.all([
     recordAttempt(expected, outcome),
     succeeded && endpoint.failing_since ? noteSuccess(key.accountId, key.endpointId) : undefined,
+    laneChangeOf(endpoint, lanes.allocated, succeeded, result, message, now),
   ]);
   logAttempt(message, outcome.status, result, attempts, endpoint.url);
 
@@ -123,7 +128,7 @@ export async function processMessage(message: DeliveryMessage): Promise<void> {
   // Only the copy that recorded the attempt schedules the next: a chain of retries never forks.
   // It waits in the failing origin's one lane.
   if (recorded && nextAt !== undefined) {
-    await enqueueWaiting([{ ...message, attempts, due_at: nextAt, ...placeOf(endpoint, message.event_id, true) }]);
+    await enqueueWaiting([{ ...message, attempts, due_at: nextAt, ...placeOf(endpoint, message.event_id, 1), moves: undefined }]);
   }
 }
 
