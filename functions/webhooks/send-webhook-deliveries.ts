@@ -2,7 +2,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { claimAttempt, recordAttempt, releaseClaim, type AttemptOutcome } from '#data/webhook-deliveries';
-import { changeLanes, disableEndpoint, endpointsOf, noteFailure, noteSuccess } from '#data/webhook-endpoints';
+import { disableEndpoint, endpointsOf, noteFailure, noteSuccess } from '#data/webhook-endpoints';
 import { signingSecrets } from '#data/webhook-secrets';
 import { logger, metrics } from '#runtime/observability';
 import { worker } from '#runtime/worker-chain';
