@@ -40,8 +40,10 @@ export async function laneChangeOf(
   result: AttemptResult,
   message: DeliveryMessage,
   now: Date,
+  preparedMs: number,
 ): Promise<void> {
-  const change = laneChangeAfter(endpoint, allocated, { succeeded, durationMs: result.durationMs, waitedMs: now.getTime() - message.due_at }, now.getTime());
+  const answer = { succeeded, durationMs: result.durationMs, waitedMs: now.getTime() - message.due_at, preparedMs };
+  const change = laneChangeAfter(endpoint, allocated, answer, now.getTime());
   if (!change) return;
   const changed =
     change.kind === 'shrink'

@@ -109,7 +109,13 @@ export type LaneChange = { readonly kind: 'shrink' } | { readonly kind: 'grow'; 
 export function laneChangeAfter(
   endpoint: LaneState,
   allocated: number,
-  answer: { readonly succeeded: boolean; readonly durationMs: number; readonly waitedMs: number },
+  answer: {
+    readonly succeeded: boolean;
+    readonly durationMs: number;
+    readonly waitedMs: number;
+    /** The sender's own work before the request (the claim and the reads): when the database is what is slow, more lanes only add to its load. */
+    readonly preparedMs?: number;
+  },
   now: number,
 ): LaneChange {
   const earned = earnedLanes(endpoint);
@@ -118,6 +124,7 @@ export function laneChangeAfter(
   if (answer.durationMs > SLOW_ANSWER_MS) return (endpoint.lanes ?? INITIAL_LANES) > 1 ? { kind: 'shrink' } : undefined;
   if (
     answer.durationMs <= FAST_ANSWER_MS &&
+    (answer.preparedMs ?? 0) <= FAST_ANSWER_MS &&
     answer.waitedMs >= BACKLOG_MS &&
     // Lanes the account's share does not let it use would be earned for nothing.
     allocated >= earned &&

@@ -92,6 +92,7 @@ export async function processMessage(message: DeliveryMessage): Promise<void> {
     return;
   }
 
+  const preparedMs = Date.now() - now.getTime();
   const body = webhookPayload(delivery.event);
   const result = await postWebhook(endpoint.url, webhookHeaders(secrets, delivery.event, body, now), body);
   const attempts = message.attempts + 1;
@@ -109,7 +110,7 @@ export async function processMessage(message: DeliveryMessage): Promise<void> {
   const [recorded] = await Promise.all([
     recordAttempt(expected, outcome),
     succeeded && endpoint.failing_since ? noteSuccess(key.accountId, key.endpointId) : undefined,
-    laneChangeOf(endpoint, lanes.allocated, succeeded, result, message, now),
+    laneChangeOf(endpoint, lanes.allocated, succeeded, result, message, now, preparedMs),
   ]);
   logAttempt(message, outcome.status, result, attempts, endpoint.url);
 

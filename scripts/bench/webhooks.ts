@@ -108,11 +108,15 @@ export async function measureWebhooks(options: WebhookBenchOptions): Promise<Row
     return created.data.webhook_endpoint.secret;
   };
   let serial = 0;
-  const voidOnce = async (token: string) => {
+  /** One void; `retries`: after a 503 (a saturated DynamoDB Local), the same void again, as a till does, timed from the first send. */
+  const voidOnce = async (token: string, retries = 0) => {
     const sent = performance.now();
-    const answer = await client(token).pos.POST('/v2.0/voided_transactions', {
-      body: { transaction: { site_id: 'bench-hooks', pos_transaction_id: `W${serial++}` } },
-    });
+    const body = { transaction: { site_id: 'bench-hooks', pos_transaction_id: `W${serial++}` } };
+    let answer = await client(token).pos.POST('/v2.0/voided_transactions', { body });
+    for (let retry = 0; answer.status === 503 && retry < retries; retry++) {
+      await new Promise((r) => setTimeout(r, 500));
+      answer = await client(token).pos.POST('/v2.0/voided_transactions', { body });
+    }
     const [voided] = answer.status === 200 ? answer.data.transaction.display_messages : [];
     if (voided?.message_id !== 'transaction_voided') throw new Error(`bench: void answered ${answer.status}`);
     return { id: String(voided.message_content.event_id), sent };
@@ -195,7 +199,7 @@ export async function measureWebhooks(options: WebhookBenchOptions): Promise<Row
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         while (performance.now() < sustainEnd) {
-          const { id, sent } = await voidOnce(sustainToken);
+          const { id, sent } = await voidOnce(sustainToken, 5);
           sentSustained.set(id, sent);
         }
       }),

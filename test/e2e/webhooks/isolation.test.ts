@@ -105,7 +105,6 @@ describe('isolation in a bounded pool of senders', () => {
     const first = await voids(ctx.account, 16, 250);
     const firstDelays = await delaysOf(first, healthy, '/ok');
     expect(Math.max(...firstDelays), JSON.stringify(firstDelays)).toBeLessThan(3000);
-    expect(stuck.peakHanging()).toBeGreaterThanOrEqual(2);
     expect(stuck.peakHanging()).toBeLessThanOrEqual(INITIAL_LANES);
 
     // 2. Once its first attempts have timed out it is failing: every attempt to it, the backlog

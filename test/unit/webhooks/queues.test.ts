@@ -94,6 +94,7 @@ describe('message groups and lanes', () => {
     expect(laneChangeAfter(base, 4, fast, now)).toEqual({ kind: 'grow', from: 4, to: 8 });
     expect(laneChangeAfter(base, 4, { ...fast, waitedMs: BACKLOG_MS - 1 }, now)).toBeUndefined(); // no backlog
     expect(laneChangeAfter(base, 4, { ...fast, durationMs: FAST_ANSWER_MS + 1 }, now)).toBeUndefined(); // neither fast nor slow: stays
+    expect(laneChangeAfter(base, 4, { ...fast, preparedMs: FAST_ANSWER_MS + 1 }, now)).toBeUndefined(); // the database is what is slow
     expect(laneChangeAfter({ ...base, lanes_at: now - GROW_INTERVAL_MS + 1 }, 4, fast, now)).toBeUndefined(); // grew just now
     expect(laneChangeAfter(base, 3, fast, now)).toBeUndefined(); // the account's share is smaller than what it earned
     expect(laneChangeAfter(base, 4, { ...fast, succeeded: false }, now)).toBeUndefined(); // noteFailure's job
