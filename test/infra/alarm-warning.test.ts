@@ -1,6 +1,6 @@
 import { hosts, routes } from '../../functions/routes.ts';
 import { tableIds } from '../../functions/tables.ts';
-import { queueIds } from '../../functions/queues.ts';
+import { queueIds, queues } from '../../functions/queues.ts';
 import { workers } from '../../functions/workers.ts';
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
@@ -24,7 +24,9 @@ function warningsFor(context: Record<string, string>): string[] {
  * letters) (infra/constructs/observability.ts): the count follows the declarations.
  */
 const streamWorkers = workers.filter((w) => w.trigger.kind === 'stream').length;
-const ALARMS = 2 * (Object.keys(hosts).length + routes.length + workers.length + tableIds.length) + 1 + 2 * streamWorkers + queueIds.length;
+// Each queue's dead letters, and the oldest message of those whose row watches it (functions/queues.ts, onCall).
+const watchedQueues = queueIds.filter((id) => 'oldest' in queues[id].onCall).length;
+const ALARMS = 2 * (Object.keys(hosts).length + routes.length + workers.length + tableIds.length) + 1 + 2 * streamWorkers + queueIds.length + watchedQueues;
 const WARNING =
   `Stage "prod" is a production stage (ephemeral is not set) and its ${ALARMS} alarms notify nobody: deploy with ` +
   '-c alarmEmail=… and/or -c alarmTopicArn=… (see docs/deploying.md, "Deploy"). ' +
