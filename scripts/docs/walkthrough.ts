@@ -302,6 +302,8 @@ export function bannerCommands(log: string): string[] {
 
 const MARK = '\x1e';
 
+export const COMMAND_TIMEOUT_MS = 120_000;
+
 /** One bash session; `run` sends a command and returns what it printed and its exit status. */
 export class Session {
   private readonly bash: ChildProcess;
@@ -320,7 +322,12 @@ export class Session {
     this.bash.stdin!.write('exec 2>&1\n');
   }
 
-  async run(command: string, timeoutMs = 20_000): Promise<{ output: string; status: number | 'timeout' }> {
+  /**
+   * A command that has not finished after `timeoutMs` is reported as such; what it prints later
+   * would land in the next command's output, so the page stops there (runPage). Two minutes: a
+   * smoke run of 30 requests took over 20 s on a loaded two-core machine.
+   */
+  async run(command: string, timeoutMs = COMMAND_TIMEOUT_MS): Promise<{ output: string; status: number | 'timeout' }> {
     this.buffer = '';
     this.bash.stdin!.write(`${command}\n__status=$?; printf '\\n${MARK}%s${MARK}\\n' "$__status"\n`);
     const end = new RegExp(`\\n${MARK}(\\d+)${MARK}\\n$`);
@@ -397,6 +404,8 @@ export async function runPage(page: string, options: { stack?: Stack; paceMs?: n
       const actual = lines(substitutePorts(result.output, stack.ports, SHOWN_PORTS));
       const matches = result.status === 0 && normalise(actual.join('\n')).text === normalise(example.expected.join('\n')).text;
       outcomes.push({ example, index, actual, status: result.status, matches });
+      // The session is out of step with the page: later outputs would be this command's.
+      if (result.status === 'timeout') break;
     }
   } finally {
     session.close();

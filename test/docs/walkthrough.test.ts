@@ -4,6 +4,7 @@ import {
   bannerCommands,
   describeFailures,
   leavesRunning,
+  COMMAND_TIMEOUT_MS,
   PACE_MS,
   parsePage,
   runnablePages,
@@ -67,6 +68,7 @@ describe('the documentation runs as written', () => {
         await stack.stop();
       }
     },
-    120_000 + PACE_MS,
+    // Room for one command that runs to the runner's own time-out, so that it reports which.
+    120_000 + COMMAND_TIMEOUT_MS + PACE_MS,
   );
 });
