@@ -10,10 +10,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call } from '../../support/http.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { startReceiver, type Receiver } from '../../support/webhooks/receiver.ts';
+import { useQueueStandIns } from '../../support/webhooks/queue-stand-ins.ts';
 import { documents } from '../../../functions/runtime/clients.ts';
-import type { DeliveryMessage, QueuedMessage } from '../../../functions/webhooks/delivery-queue.ts';
-import { queueIds, type QueueId } from '../../../functions/queues.ts';
-import { startSqsEndpoint, type LocalSqsEndpoint } from '../../../local/sqs-endpoint.ts';
+import type { DeliveryMessage } from '../../../functions/webhooks/delivery-queue.ts';
 import { captureLogs } from '../support.ts';
 
 /**
@@ -32,22 +31,16 @@ const secrets: string[] = [];
  */
 const ctx = useLocalApi();
 let receiver: Receiver;
-let sqs: LocalSqsEndpoint;
-const queued: QueuedMessage[] = [];
+const queued = useQueueStandIns();
 const { handler: fanOut } = await import('../../../functions/webhooks/fan-out-webhook-events.ts');
 const { processMessage } = await import('../../../functions/webhooks/send-webhook-deliveries.ts');
 
 beforeAll(async () => {
   captureLogs(captured);
   receiver = await startReceiver();
-  const keep = { send: async (messages: QueuedMessage[]) => void queued.push(...messages) };
-  sqs = await startSqsEndpoint(Object.fromEntries(queueIds.map((id) => [id, keep])) as Record<QueueId, typeof keep>);
-  for (const [name, value] of Object.entries(sqs.environment)) vi.stubEnv(name, value);
 });
 afterAll(async () => {
   await receiver.close();
-  await sqs.close();
-  vi.unstubAllEnvs();
 });
 
 const seed = Number(process.env.FAULT_SEED ?? randomInt(1, 2 ** 31));

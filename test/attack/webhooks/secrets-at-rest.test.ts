@@ -11,12 +11,11 @@ import { tableName } from '../../../functions/runtime/config.ts';
 import { documents } from '../../../functions/runtime/clients.ts';
 import { KeyUnavailableError } from '../../../functions/runtime/envelope.ts';
 import { secretEnvelope } from '../../../functions/data/webhook-secrets.ts';
-import type { DeliveryMessage, QueuedMessage } from '../../../functions/webhooks/delivery-queue.ts';
-import { queueIds, type QueueId } from '../../../functions/queues.ts';
-import { startSqsEndpoint, type LocalSqsEndpoint } from '../../../local/sqs-endpoint.ts';
+import type { DeliveryMessage } from '../../../functions/webhooks/delivery-queue.ts';
 import { call } from '../../support/http.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { startReceiver, type Receiver } from '../../support/webhooks/receiver.ts';
+import { useQueueStandIns } from '../../support/webhooks/queue-stand-ins.ts';
 import { captureLogs } from '../support.ts';
 
 /**
@@ -27,8 +26,7 @@ import { captureLogs } from '../support.ts';
  */
 const ctx = useLocalApi();
 let receiver: Receiver;
-let sqs: LocalSqsEndpoint;
-const queued: QueuedMessage[] = [];
+const queued = useQueueStandIns();
 const captured: string[] = [];
 const { handler: fanOut } = await import('../../../functions/webhooks/fan-out-webhook-events.ts');
 const { processMessage } = await import('../../../functions/webhooks/send-webhook-deliveries.ts');
@@ -41,14 +39,9 @@ let nextEvent = 5_000_000_000 + (seed % 1_000_000) * 100;
 beforeAll(async () => {
   captureLogs(captured);
   receiver = await startReceiver();
-  const keep = { send: async (messages: QueuedMessage[]) => void queued.push(...messages) };
-  sqs = await startSqsEndpoint(Object.fromEntries(queueIds.map((id) => [id, keep])) as Record<QueueId, typeof keep>);
-  for (const [name, value] of Object.entries(sqs.environment)) vi.stubEnv(name, value);
 });
 afterAll(async () => {
   await receiver.close();
-  await sqs.close();
-  vi.unstubAllEnvs();
 });
 
 async function createEndpoint(path: string): Promise<{ id: number; secret: string }> {
