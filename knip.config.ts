@@ -13,10 +13,11 @@ const config: KnipConfig = {
     ...routes.map((route) => route.entry),
     ...workers.map((worker) => worker.entry),
     'infra/app.ts',
-    // Started as child processes by path: the cold-start harness, the HTTP bench's servers, the outage test's server.
+    // Started as child processes by path: the cold-start harness, the HTTP bench's servers, the outage test's server, the soak's stack.
     'scripts/bench/cold-harness.mjs',
     'scripts/bench/servers/{baseline,tillgate}.ts',
     'test/attack/database/serve-local.ts',
+    'test/attack/webhooks/soak-stack.ts',
     // Run by hand, each named in a page: the README's receiver, docs/benchmarks.md's profilers,
     // docs/redemption.md's rate probe, the durability probe the outage tests cite.
     'scripts/webhook-receiver.mjs',
