@@ -59,17 +59,25 @@ const RETRY_SCHEDULE = '1,1,1';
 const ATTEMPTS = RETRY_SCHEDULE.split(',').length + 1;
 const DRAIN_TIMEOUT_MS = Number(process.env.SOAK_DRAIN_SECONDS ?? 90) * 1000;
 /**
- * The queues' visibility and the claim's lease, scaled down from AWS's 180 s and 60 s. A message
- * is received at most 5 times (the deliveries queue's maxReceiveCount), so its retries outlast an
- * outage of visibility × 5: 15 min in AWS, 50 s here, against two outages of 10–15 s each (the time
- * DynamoDB Local takes to come back on a loaded 2-core machine) with a few seconds between them.
- * With 1 s, then 6 s, messages went to the dead-letter queue: an outage of more than 15 minutes
- * in AWS terms, which the queue's alarm is for, not this test. The lease is longer than the
- * visibility here, the other way round from AWS, on purpose: a message handed back after a fault
- * meets a live lease, the case that lost deliveries before (`if (!delivery) return;`).
+ * The queues' visibility and the claim's lease, scaled down from AWS's 180 s and 60 s so that a run
+ * takes a minute, in the order that lost deliveries before: an outage (the 10–25 s DynamoDB Local
+ * takes to come back after a kill on a loaded 2-core machine) < the visibility < the lease. A
+ * sender whose record fails at the kill cannot release its claim (the database is down); its
+ * message comes back after the visibility, when the database is up again and the lease still
+ * held: the copy that used to be dropped (`if (!delivery) return;`), and is now sent back to wait
+ * for the lease's end. In AWS the lease (60 s) is shorter than the visibility (180 s), which made
+ * it rare there, not impossible. Retries outlast an outage of visibility × 5 (the deliveries
+ * queue's maxReceiveCount): 15 min in AWS, 150 s here. (With a visibility of 1 s, then 6 s, the
+ * two kills sent messages to the dead-letter queue: an outage beyond the retries, which the
+ * queue's alarm is for, not this test.)
  */
-const VISIBILITY_MS = 10_000;
-const LEASE_SECONDS = 12;
+const VISIBILITY_MS = 30_000;
+const LEASE_SECONDS = 40;
+/** The healthy receivers take this long to answer, so that attempts are in flight, claimed and unrecorded, when DynamoDB Local is killed. */
+const RECEIVER_DELAY_MS = 1000;
+/** Each kill waits (at most KILL_WAIT_MS) until at least this many attempts are at a receiver. */
+const IN_FLIGHT_AT_KILL = 2;
+const KILL_WAIT_MS = 10_000;
 
 interface Account {
   readonly accountId: number;
@@ -111,7 +119,7 @@ const endpoints: Endpoint[] = [];
 const answers: Answer[] = [];
 const failures: string[] = [];
 const promised: Promised[] = [];
-const kills: { pid: number; at: number; restartedAfterMs: number }[] = [];
+const kills: { pid: number; at: number; inFlight: number; restartedAfterMs: number }[] = [];
 
 const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -150,7 +158,7 @@ beforeAll(async () => {
       SOAK_DATA_DIR: join(directory, 'dynamodb'),
       SOAK_ACCOUNTS: '3',
       WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE,
-      WEBHOOK_TIMEOUT_MS: '1500',
+      WEBHOOK_TIMEOUT_MS: '5000',
       SOAK_VISIBILITY_MS: String(VISIBILITY_MS),
       // SOAK_LOG_LEVEL=WARN: the functions' own log lines too, kept with SOAK_LOG.
       ...(process.env.SOAK_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: process.env.SOAK_LOG_LEVEL } : {}),
@@ -171,6 +179,7 @@ beforeAll(async () => {
   for (const [i, account] of accounts.entries()) {
     const receiver = await startReceiver();
     receivers.push(receiver);
+    receiver.behave(`/a${i}`, { status: 204, delayMs: RECEIVER_DELAY_MS });
     endpoints.push(await register(account, receiver, `/a${i}`, undefined));
     if (i === accounts.length - 1) {
       receiver.behave('/rejects', { status: 500 });
@@ -348,10 +357,13 @@ describe('soak: tills and back offices under load, DynamoDB Local killed with SI
     const restarted = () => facts.flatMap((f) => supervisorLine(/DynamoDB Local restarted \(.*pid (\d+)\)/)(f)?.[1] ?? []);
     for (let k = 0; k < KILLS; k++) {
       await pause(k === 0 ? STEADY_MS : between);
+      const inFlight = () => receivers.reduce((sum, r) => sum + r.inFlight(), 0);
+      await waitFor(() => (inFlight() >= IN_FLIGHT_AT_KILL ? true : undefined), KILL_WAIT_MS).catch(() => undefined);
       const at = Date.now();
+      const atReceivers = inFlight();
       process.kill(pid, 'SIGKILL');
       pid = Number(await waitFor(() => restarted()[k]));
-      kills.push({ pid, at, restartedAfterMs: Date.now() - at });
+      kills.push({ pid, at, inFlight: atReceivers, restartedAfterMs: Date.now() - at });
     }
     await pause(Math.max(STEADY_MS, SECONDS * 1000 - (Date.now() - started)));
     running = false;
@@ -377,7 +389,8 @@ describe('soak: tills and back offices under load, DynamoDB Local killed with SI
 
     console.log(
       `soak (seed ${seed}): ${answers.length} answers (${unavailable} of them 503) in ${(loadMs / 1000).toFixed(1)} s of load by ${TILLS} tills and ` +
-        `${accounts.length} back offices; ${kills.length} kills, DynamoDB Local back after ${kills.map((k) => `${(k.restartedAfterMs / 1000).toFixed(1)} s`).join(', ')}; ` +
+        `${accounts.length} back offices; ${kills.length} kills with ${kills.map((k) => k.inFlight).join(', ')} attempts at a receiver, ` +
+        `DynamoDB Local back after ${kills.map((k) => `${(k.restartedAfterMs / 1000).toFixed(1)} s`).join(', ')}; ` +
         `${promised.length} events promised by a 2xx, ${lost.length} of them lost by DynamoDB Local at a kill` +
         `${lost.length ? ` (${lost.map((p) => `${p.what}, answered ${p.at - kills.find((k) => Math.abs(p.at - k.at) <= LOSS_WINDOW_MS)!.at} ms from the kill`).join('; ')})` : ''}; ` +
         `${state.events} events in the feeds, ${state.deliveries} deliveries, all settled ${(drainMs / 1000).toFixed(1)} s after the load; ` +

@@ -17,7 +17,8 @@ interface Received {
   readonly verifiedWith: string[];
 }
 
-type Behaviour = { status: number; headers?: Record<string, string> } | 'hang';
+/** An answer (after `delayMs`, as a receiver that takes its time), or a hang. */
+type Behaviour = { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 export interface Receiver {
   readonly url: string;
@@ -27,6 +28,8 @@ export interface Receiver {
   /** How the path answers from now on (default 204). */
   behave(path: string, behaviour: Behaviour): void;
   on(path: string): Received[];
+  /** Requests received and not answered yet (held by a delay or a hang), now. */
+  inFlight(): number;
   /** The most requests held open by 'hang' at once, since the start or the last reset. */
   peakHanging(): number;
   /** Starts counting the peak again from the requests held open now. */
@@ -42,6 +45,7 @@ export async function startReceiver(): Promise<Receiver> {
   const behaviours = new Map<string, Behaviour>();
   const hanging = new Set<ServerResponse>();
   let peakHanging = 0;
+  let inFlight = 0;
 
   const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -71,6 +75,11 @@ export async function startReceiver(): Promise<Receiver> {
       response.on('close', () => hanging.delete(response));
       return;
     }
+    if (behaviour.delayMs) {
+      inFlight++;
+      await new Promise((done) => setTimeout(done, behaviour.delayMs));
+      inFlight--;
+    }
     response.writeHead(behaviour.status, behaviour.headers ?? {});
     response.end();
   });
@@ -84,6 +93,7 @@ export async function startReceiver(): Promise<Receiver> {
     secrets: (path, list) => void secrets.set(path, list),
     behave: (path, behaviour) => void behaviours.set(path, behaviour),
     on,
+    inFlight: () => inFlight + hanging.size,
     peakHanging: () => peakHanging,
     resetPeakHanging: () => void (peakHanging = hanging.size),
     async waitFor(path, count, timeoutMs = 15_000) {
