@@ -10,38 +10,44 @@ import { fuzzSeed, seededRandom, send, type RawResponse } from '../support.ts';
 
 /**
  * The soak of issue 27: tills and back offices at a steady load on the local stack as `npm start`
- * runs it (soak-stack.ts, in a process of its own), webhook endpoints of three accounts on
+ * boots it (soak-stack.ts, in a process of its own), webhook endpoints of three accounts on
  * verifying receivers on 127.0.0.1, and DynamoDB Local killed with SIGKILL under that load
  * (SOAK_KILLS times, 2 by default), each time restarted by the stack's supervisor.
  *
- * - Tills (TILLS, each a loop with a short pause between sales) redeem one code on a new
+ * - Tills (SOAK_TILLS, 4, each a loop with a short pause between sales) redeem one code on a new
  *   transaction and void half of those sales, or void a sale that redeemed nothing; a back office
  *   per account creates a code generator and issues ten codes, which the tills then redeem. Every
  *   request answered `503` is sent again after its `Retry-After`, as tills do.
- * - Each account has an endpoint of every event type on its own receiver (its own origin); the
- *   third also has one for `code_generator.created` and `codes.issued` that always answers `500`,
- *   whose deliveries must end `failed` after the whole (shortened) schedule.
+ * - Each account has an endpoint of every event type on a receiver of its own (its own origin)
+ *   that answers `204` after RECEIVER_DELAY_MS; the third account also has one for
+ *   `code_generator.created` and `codes.issued` that answers `500` at once, whose deliveries
+ *   must end `failed` after the whole (shortened) schedule.
+ * - Each kill waits until attempts are at a receiver (claimed, not yet recorded), at most
+ *   KILL_WAIT_MS: their records fail, their claims cannot be released, and their messages come
+ *   back while the lease is held (VISIBILITY_MS, LEASE_SECONDS).
  *
  * At the end, within a bounded wait (polled every second): every event in each account's feed has
  * a delivery for each endpoint it concerns, every delivery is `succeeded` (the failing endpoint's:
  * `failed` after all its attempts), and the receiver got each delivery's event at least once with
  * a signature it verified. Throughout: no answer but a 2xx or a `503` with `Retry-After`.
  *
- * What it would catch: a delivery left `pending` for ever (the claim's copy dropped on a live lease,
- * `if (!delivery) return;`: each kill leaves some), a fan-out batch given up on and never replayed
- * (events in the feed without deliveries), a retry chain broken by a fault (a `pending` delivery
- * that never reaches its last attempt), a 500 or a hang under the kills.
+ * What it catches (each shown by a run with the fix undone, docs/webhooks.md): a copy that meets a
+ * live lease dropped (`if (!delivery) return;`: deliveries `pending` with 0 attempts for ever), a
+ * fan-out batch given up on and never replayed (events of the feed without deliveries); and by
+ * construction a retry chain broken by a fault (`pending` short of its last attempt), a 500 or a
+ * request left unanswered under the kills.
  *
  * DynamoDB Local is not DynamoDB: killed with SIGKILL it can lose a TransactWriteItems it
  * acknowledged a few milliseconds before (README, "npm start"). Such a write is gone with its
  * event, so it never reaches the stream and has no delivery: the delivery checks compare against
  * what the feed holds, not against what the tills were told. What the tills were told is checked
  * separately: an event of a 2xx missing from the feed is counted as lost by DynamoDB Local, and
- * printed, only when its answer came within LOSS_WINDOW_MS before a kill; any other missing event
- * fails the test.
+ * printed, only when its answer came between LOSS_WINDOW_MS before and 1 s after a kill; any other
+ * missing event fails the test.
  *
- * Budget about 60 s on a loaded 2-core machine, most of it DynamoDB Local's JVM starting (once,
- * then after each kill). A longer run by hand: SOAK_SECONDS=300 SOAK_KILLS=6 (docs/testing.md).
+ * Time: most of it is DynamoDB Local's JVM starting (once, then after each kill: 10–28 s on the
+ * shared 2-core machine) and the visibility the copies wait out. A longer run by hand:
+ * SOAK_SECONDS=300 SOAK_KILLS=6 (docs/testing.md, "The soak").
  */
 const seed = fuzzSeed();
 const random = seededRandom(seed);
@@ -211,7 +217,7 @@ async function register(account: Account, receiver: Receiver, path: string, type
 
 /**
  * One request as a till or a back office sends it: again after the `Retry-After` of each `503`
- * (at most 40 times). Every answer is kept; undefined when no answer came.
+ * (at most 90 times). Every answer is kept; undefined when no answer came.
  */
 async function request(
   what: string,
@@ -225,7 +231,7 @@ async function request(
   const headers = ['X-Auth-Token', account.token, 'Accept', 'application/json'];
   if (body !== undefined) headers.push('Content-Type', 'application/json');
   if (idempotencyKey) headers.push('Idempotency-Key', idempotencyKey);
-  for (let attempt = 0; attempt < 40; attempt++) {
+  for (let attempt = 0; attempt < 90; attempt++) {
     let response: RawResponse;
     try {
       response = await send(urls[host], { method, path, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) }, 20_000);
@@ -238,7 +244,7 @@ async function request(
     if (response.status !== 503 || !retryAfter) return response;
     await pause(Number(retryAfter) * 1000);
   }
-  failures.push(`${what}: still 503 after 40 tries`);
+  failures.push(`${what}: still 503 after 90 tries`);
   return undefined;
 }
 
@@ -410,7 +416,7 @@ describe('soak: tills and back offices under load, DynamoDB Local killed with SI
       'events a 2xx promised, missing from the feed, not at a kill',
     ).toEqual([]);
     expect(state.problems.slice(0, 30), `${state.problems.length} deliveries not settled ${DRAIN_TIMEOUT_MS / 1000} s after the load`).toEqual([]);
-    expect(state.events, 'events in the feeds').toBeGreaterThan(30);
+    expect(state.events, 'events in the feeds').toBeGreaterThan(20);
     expect(state.deliveries).toBeGreaterThanOrEqual(state.events);
   }, 600_000);
 });
