@@ -34,6 +34,12 @@ interface LocalQueueOptions {
    * visibilityTimeoutSeconds, as in AWS. Only the tests set it, to see a retry in a second.
    */
   readonly visibilityMs?: number;
+  /**
+   * Receives before the dead-letter queue, instead of the trigger's maxReceiveCount. Only the soak
+   * sets it: with a visibility scaled down from minutes to seconds, the trigger's count would give
+   * up on a message after seconds of outage instead of AWS's quarter of an hour.
+   */
+  readonly maxReceiveCount?: number;
   readonly log: (line: string) => void;
 }
 
@@ -97,7 +103,7 @@ export class LocalSqsQueue implements LocalQueue {
     this.concurrency = options.concurrency ?? trigger.maxConcurrency;
     this.visibilityMs = options.visibilityMs ?? queueSpecs[queueId].visibilityTimeoutSeconds * 1000;
     this.batchSize = trigger.batchSize;
-    this.maxReceiveCount = trigger.maxReceiveCount;
+    this.maxReceiveCount = options.maxReceiveCount ?? trigger.maxReceiveCount;
     this.log = options.log;
   }
 

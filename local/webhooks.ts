@@ -49,6 +49,8 @@ export interface LocalWebhookOptions {
    * visibilityTimeoutSeconds (180 s, as in AWS): set only by the tests, to see a retry in a second.
    */
   readonly visibilityMs?: number;
+  /** Receives before a queue's dead-letter queue, instead of each trigger's maxReceiveCount: set only by the soak (sqs-queue.ts). */
+  readonly maxReceiveCount?: number;
   /** Port of the local SQS endpoint (default: a free one). */
   readonly sqsPort?: number;
   /**
@@ -88,6 +90,7 @@ export async function startLocalWebhooks(options: LocalWebhookOptions): Promise<
     queues[worker.trigger.queue] = new LocalSqsQueue(worker.trigger.queue, worker, handler, {
       ...(options.concurrency?.[worker.name] !== undefined ? { concurrency: options.concurrency[worker.name] } : {}),
       ...(options.visibilityMs !== undefined ? { visibilityMs: options.visibilityMs } : {}),
+      ...(options.maxReceiveCount !== undefined ? { maxReceiveCount: options.maxReceiveCount } : {}),
       log,
     });
   }

@@ -9,7 +9,7 @@ import { startLocalStack } from '../../../local/stack.ts';
  * back-off and log lines), both hosts, and the webhook stand-ins (the stream reader, the queues,
  * the SQS endpoint) with the source handlers. What differs is timing only, as in every webhook
  * test: a failed queue message comes back after SOAK_VISIBILITY_MS (default 1000) instead of
- * 180 s, and the test sets WEBHOOK_RETRY_SCHEDULE, WEBHOOK_TIMEOUT_MS and WEBHOOK_LEASE_SECONDS
+ * 180 s, up to SOAK_MAX_RECEIVES times (default: each trigger's maxReceiveCount), and the test sets WEBHOOK_RETRY_SCHEDULE, WEBHOOK_TIMEOUT_MS and WEBHOOK_LEASE_SECONDS
  * in the environment, so a run needs seconds, not hours.
  *
  * Prints one JSON line per fact on stdout: `{"ready":{…}}` once (the hosts, DynamoDB's endpoint and
@@ -39,7 +39,11 @@ const stack = await startLocalStack({
   secrets: randomSecrets(),
   environment: { POWERTOOLS_METRICS_DISABLED: 'true', TOKEN_CACHE_SECONDS: '0', TILLGATE_LOCAL_WEBHOOKS: 'true' },
   api: { log: () => undefined },
-  webhooks: { visibilityMs: Number(process.env.SOAK_VISIBILITY_MS ?? 1000), log: (line) => print({ webhooks: line }) },
+  webhooks: {
+    visibilityMs: Number(process.env.SOAK_VISIBILITY_MS ?? 1000),
+    ...(process.env.SOAK_MAX_RECEIVES ? { maxReceiveCount: Number(process.env.SOAK_MAX_RECEIVES) } : {}),
+    log: (line) => print({ webhooks: line }),
+  },
 });
 
 // Imported only now: data-access modules read their table names when they load.

@@ -63,22 +63,28 @@ const LOSS_WINDOW_MS = 2000;
 /** The shortened schedule (1,1,1): a delivery ends `failed` after its fourth attempt. */
 const RETRY_SCHEDULE = '1,1,1';
 const ATTEMPTS = RETRY_SCHEDULE.split(',').length + 1;
-const DRAIN_TIMEOUT_MS = Number(process.env.SOAK_DRAIN_SECONDS ?? 90) * 1000;
+const DRAIN_TIMEOUT_MS = Number(process.env.SOAK_DRAIN_SECONDS ?? 120) * 1000;
+/** A till keeps retrying a 503 this long (an outage took 71 s on a loaded machine). */
+const RETRY_FOR_MS = 300_000;
 /**
  * The queues' visibility and the claim's lease, scaled down from AWS's 180 s and 60 s so that a run
- * takes a minute, in the order that lost deliveries before: an outage (the 10–25 s DynamoDB Local
- * takes to come back after a kill on a loaded 2-core machine) < the visibility < the lease. A
- * sender whose record fails at the kill cannot release its claim (the database is down); its
- * message comes back after the visibility, when the database is up again and the lease still
- * held: the copy that used to be dropped (`if (!delivery) return;`), and is now sent back to wait
- * for the lease's end. In AWS the lease (60 s) is shorter than the visibility (180 s), which made
- * it rare there, not impossible. Retries outlast an outage of visibility × 5 (the deliveries
- * queue's maxReceiveCount): 15 min in AWS, 150 s here. (With a visibility of 1 s, then 6 s, the
- * two kills sent messages to the dead-letter queue: an outage beyond the retries, which the
- * queue's alarm is for, not this test.)
+ * takes minutes, not hours, in the order that lost deliveries before: an outage (the 14–28 s
+ * DynamoDB Local took to come back after a kill on the loaded 2-core machine) < the visibility <
+ * the lease. A sender whose record fails at the kill cannot release its claim (the database is
+ * down); its message comes back after the visibility, when the database is up again and the lease
+ * still held: the copy that used to be dropped (`if (!delivery) return;`), and is now sent back to
+ * wait for the lease's end. In AWS the lease (60 s) is shorter than the visibility (180 s), which
+ * made it rare there, not impossible.
+ *
+ * The receives before the dead-letter queue are raised with the visibility scaled down: AWS retries
+ * a message through 5 × 180 s = 15 min of outage, the triggers' 5 × 30 s would be 150 s, and a
+ * machine loaded by other work took 64 s and 71 s to restart DynamoDB Local twice in one run: its
+ * messages went to the dead-letter queue (an outage beyond the retries, which the queue's alarm is
+ * for, not this test). 20 × 30 s = 10 min, the order of AWS's.
  */
 const VISIBILITY_MS = 30_000;
 const LEASE_SECONDS = 40;
+const MAX_RECEIVES = 20;
 /** The healthy receivers take this long to answer, so that attempts are in flight, claimed and unrecorded, when DynamoDB Local is killed. */
 const RECEIVER_DELAY_MS = 1000;
 /** Each kill waits (at most KILL_WAIT_MS) until at least this many attempts are at a receiver. */
@@ -166,6 +172,7 @@ beforeAll(async () => {
       WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE,
       WEBHOOK_TIMEOUT_MS: '5000',
       SOAK_VISIBILITY_MS: String(VISIBILITY_MS),
+      SOAK_MAX_RECEIVES: String(MAX_RECEIVES),
       // SOAK_LOG_LEVEL=WARN: the functions' own log lines too, kept with SOAK_LOG.
       ...(process.env.SOAK_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: process.env.SOAK_LOG_LEVEL } : {}),
       WEBHOOK_LEASE_SECONDS: String(LEASE_SECONDS),
@@ -216,8 +223,8 @@ async function register(account: Account, receiver: Receiver, path: string, type
 }
 
 /**
- * One request as a till or a back office sends it: again after the `Retry-After` of each `503`
- * (at most 90 times). Every answer is kept; undefined when no answer came.
+ * One request as a till or a back office sends it: again after the `Retry-After` of each `503`,
+ * for at most RETRY_FOR_MS. Every answer is kept; undefined when no answer came.
  */
 async function request(
   what: string,
@@ -231,7 +238,7 @@ async function request(
   const headers = ['X-Auth-Token', account.token, 'Accept', 'application/json'];
   if (body !== undefined) headers.push('Content-Type', 'application/json');
   if (idempotencyKey) headers.push('Idempotency-Key', idempotencyKey);
-  for (let attempt = 0; attempt < 90; attempt++) {
+  for (const giveUpAt = Date.now() + RETRY_FOR_MS; Date.now() < giveUpAt; ) {
     let response: RawResponse;
     try {
       response = await send(urls[host], { method, path, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) }, 20_000);
@@ -244,7 +251,7 @@ async function request(
     if (response.status !== 503 || !retryAfter) return response;
     await pause(Number(retryAfter) * 1000);
   }
-  failures.push(`${what}: still 503 after 90 tries`);
+  failures.push(`${what}: still 503 after ${RETRY_FOR_MS / 1000} s`);
   return undefined;
 }
 
