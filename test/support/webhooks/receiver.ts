@@ -17,7 +17,8 @@ interface Received {
   readonly verifiedWith: string[];
 }
 
-type Behaviour = { status: number; headers?: Record<string, string> } | 'hang';
+/** A status (after `delayMs`: a slow receiver), or no answer at all. */
+type Behaviour = { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 export interface Receiver {
   readonly url: string;
@@ -31,6 +32,10 @@ export interface Receiver {
   peakHanging(): number;
   /** Starts counting the peak again from the requests held open now. */
   resetPeakHanging(): void;
+  /** The most requests to `path` open at once (received, not yet answered), since the start or the last reset. */
+  peakOpen(path: string): number;
+  /** Starts counting the path's peak again from its requests open now. */
+  resetPeakOpen(path: string): void;
   /** Waits until `path` has received `count` requests (or fails after `timeoutMs`). */
   waitFor(path: string, count: number, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
@@ -42,6 +47,9 @@ export async function startReceiver(): Promise<Receiver> {
   const behaviours = new Map<string, Behaviour>();
   const hanging = new Set<ServerResponse>();
   let peakHanging = 0;
+  const delayed = new Set<ServerResponse>();
+  const open = new Map<string, number>();
+  const peaks = new Map<string, number>();
 
   const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -64,12 +72,21 @@ export async function startReceiver(): Promise<Receiver> {
       json = undefined;
     }
     received.push({ path, headers, body, json, at: Date.now(), verifiedWith });
+    open.set(path, (open.get(path) ?? 0) + 1);
+    peaks.set(path, Math.max(peaks.get(path) ?? 0, open.get(path)!));
+    response.on('close', () => open.set(path, open.get(path)! - 1));
     const behaviour = behaviours.get(path) ?? { status: 204 };
     if (behaviour === 'hang') {
       hanging.add(response);
       peakHanging = Math.max(peakHanging, hanging.size);
       response.on('close', () => hanging.delete(response));
       return;
+    }
+    if (behaviour.delayMs) {
+      delayed.add(response); // destroyed with the receiver if still waiting
+      await new Promise((r) => setTimeout(r, behaviour.delayMs));
+      delayed.delete(response);
+      if (response.destroyed) return;
     }
     response.writeHead(behaviour.status, behaviour.headers ?? {});
     response.end();
@@ -86,6 +103,8 @@ export async function startReceiver(): Promise<Receiver> {
     on,
     peakHanging: () => peakHanging,
     resetPeakHanging: () => void (peakHanging = hanging.size),
+    peakOpen: (path) => peaks.get(path) ?? 0,
+    resetPeakOpen: (path) => void peaks.set(path, open.get(path) ?? 0),
     async waitFor(path, count, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       while (on(path).length < count) {
@@ -96,7 +115,7 @@ export async function startReceiver(): Promise<Receiver> {
     },
     close: () =>
       new Promise<void>((done) => {
-        for (const response of hanging) response.destroy();
+        for (const response of [...hanging, ...delayed]) response.destroy();
         server.close(() => done());
         server.closeAllConnections();
       }),

@@ -1,0 +1,127 @@
+import '../../support/webhooks/wide-lanes-env.ts';
+import '../../support/webhooks/env.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { send } from '../../support/client.ts';
+import { useLocalApi } from '../../support/local-api.ts';
+import { startTestWebhooks } from '../../support/local-webhooks.ts';
+import { startReceiver, type Receiver } from '../../support/webhooks/receiver.ts';
+import type { LocalWebhooks } from '../../../local/webhooks.ts';
+import { ACCOUNT_LANES, FAST_ANSWER_MS, INITIAL_LANES, SLOW_ANSWER_MS } from '../../../functions/webhooks/lanes.ts';
+
+/**
+ * Adaptive lanes (functions/webhooks/lanes.ts), seen from the receiver: the most requests it holds
+ * open at once. A receiver that answers fast while a backlog waits gets more than the initial 4
+ * lanes, never more than its account's cap (8 here, test/support/webhooks/wide-lanes-env.ts); one
+ * that then answers slowly (a 2xx after the slow bound) or fails falls back to one.
+ */
+const ctx = useLocalApi();
+let webhooks: LocalWebhooks;
+let receiver: Receiver;
+beforeAll(async () => {
+  webhooks = await startTestWebhooks();
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await webhooks?.close();
+  await receiver?.close();
+});
+
+let serial = 0;
+/** `count` voids, 8 at a time (a till's rush); their event ids. */
+async function rush(count: number): Promise<string[]> {
+  const ids: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < count) {
+        next++;
+        const body = { transaction: { site_id: 'lanes', pos_transaction_id: `L${++serial}` } };
+        let voided = await send(ctx.api, ctx.account.token, ({ pos }) => pos.POST('/v2.0/voided_transactions', { body }));
+        // A loaded DynamoDB Local answers 503 now and then: a till retries the same void.
+        for (let retry = 0; voided.status === 503 && retry < 5; retry++) {
+          await new Promise((r) => setTimeout(r, 500));
+          voided = await send(ctx.api, ctx.account.token, ({ pos }) => pos.POST('/v2.0/voided_transactions', { body }));
+        }
+        expect(voided.status, voided.text).toBe(200);
+        ids.push(String(voided.json.transaction.display_messages[0].message_content.event_id));
+      }
+    }),
+  );
+  return ids;
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`still not: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const arrivedIds = (path: string) => new Set(receiver.on(path).map((r) => r.headers['webhook-id']));
+const arrived = (path: string, ids: string[]) => ids.every((id) => arrivedIds(path).has(id));
+
+/** Grows the lanes of a fresh endpoint at `path` with a backlog of 160 events to a receiver answering in 600 ms; answers the endpoint id. */
+async function grow(path: string): Promise<number> {
+  expect(600).toBeLessThan(FAST_ANSWER_MS);
+  receiver.behave(path, { status: 204, delayMs: 600 });
+  const created = await send(ctx.api, ctx.account.token, ({ core }) =>
+    core.POST('/v1.0/webhook_endpoints', { body: { webhook_endpoint: { url: `${receiver.url}${path}`, event_types: ['transaction.voided'] } } }),
+  );
+  expect(created.status, created.text).toBe(201);
+  const ids = await rush(160);
+  await until(`more than ${INITIAL_LANES} requests at once at ${path}`, () => receiver.peakOpen(path) > INITIAL_LANES || arrived(path, ids), 120_000);
+  // Most of the backlog delivered before the answers change. Not all: on a saturated machine a
+  // claim whose answer DynamoDB Local was too slow to give is retried by the SDK, fails its own
+  // condition and drops its message (issue 27, "no delivery lost", fixed on its own branch).
+  await until(`most of 160 deliveries at ${path}`, () => ids.filter((id) => arrivedIds(path).has(id)).length >= 150, 120_000);
+  return created.json.webhook_endpoint.id as number;
+}
+
+/** After a change of answer: the receiver holds at most one request at once over `count` arrivals with a backlog waiting. */
+async function oneLaneOver(path: string, id: number, count: number): Promise<number> {
+  const deliveries = async () =>
+    (
+      await send(ctx.api, ctx.account.token, ({ core }) =>
+        core.GET('/v1.0/webhook_endpoints/{id}/deliveries', { params: { path: { id }, query: { limit: 500 } } }),
+      )
+    ).json.deliveries as { attempts: number; last_attempt_at: string | null }[];
+  const changedAt = new Date().toISOString();
+  const backlog = rush(60);
+  // The first answer of the new kind is recorded (and the lanes with it) …
+  await until('an attempt answered the new way', async () => (await deliveries()).some((d) => d.last_attempt_at !== null && d.last_attempt_at > changedAt));
+  // … and the requests sent before it have been answered.
+  await until('the requests sent before were answered', () => {
+    receiver.resetPeakOpen(path);
+    return receiver.peakOpen(path) <= 1;
+  });
+  const from = receiver.on(path).length;
+  await until(`${count} more requests at ${path}`, () => receiver.on(path).length >= from + count);
+  await backlog;
+  return receiver.peakOpen(path);
+}
+
+describe('adaptive lanes', () => {
+  it(`a fast receiver with a backlog gets more than ${INITIAL_LANES} attempts at once, at most its account's ${ACCOUNT_LANES}; answering slowly, one`, async () => {
+    const id = await grow('/fast-then-slow');
+    const grown = receiver.peakOpen('/fast-then-slow');
+    expect(grown).toBeGreaterThan(INITIAL_LANES);
+    expect(grown).toBeLessThanOrEqual(ACCOUNT_LANES);
+
+    expect(5000).toBeGreaterThan(SLOW_ANSWER_MS);
+    receiver.behave('/fast-then-slow', { status: 200, delayMs: 5000 });
+    const slow = await oneLaneOver('/fast-then-slow', id, 3);
+    console.log(`adaptive lanes: a receiver answering in 600 ms with 160 events waiting held ${grown} requests at once; answering 200 in 5 s, ${slow}`);
+    expect(slow).toBe(1);
+  }, 240_000);
+
+  it('a receiver that fails after its lanes grew falls back to one', async () => {
+    const id = await grow('/fast-then-failing');
+    const grown = receiver.peakOpen('/fast-then-failing');
+    expect(grown).toBeGreaterThan(INITIAL_LANES);
+    receiver.behave('/fast-then-failing', { status: 503, delayMs: 600 });
+    const failing = await oneLaneOver('/fast-then-failing', id, 8);
+    console.log(`adaptive lanes: ${grown} requests at once while fast; answering 503, ${failing}`);
+    expect(failing).toBe(1);
+  }, 240_000);
+});
