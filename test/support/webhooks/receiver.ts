@@ -13,6 +13,8 @@ interface Received {
   readonly body: string;
   readonly json: any;
   readonly at: number;
+  /** When the answer was sent or the connection closed (unset while open). */
+  closedAt?: number;
   /** The secrets whose signature verified (every one the receiver was told, in order). */
   readonly verifiedWith: string[];
 }
@@ -40,6 +42,29 @@ export interface Receiver {
   waitFor(path: string, count: number, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
 }
+
+/** The most of `requests` open at once (each from its arrival to its close; one still open counts as open now). */
+export function peakOpenAmong(requests: readonly Received[]): number {
+  const edges = requests.flatMap((r) => [
+    [r.at, 1],
+    [r.closedAt ?? Number.POSITIVE_INFINITY, -1],
+  ]);
+  // At equal times a close before an arrival: a request answered as the next arrives is not two at once.
+  edges.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+  let open = 0;
+  let peak = 0;
+  for (const [, change] of edges) peak = Math.max(peak, (open += change!));
+  return peak;
+}
+
+/**
+ * The requests of `requests` whose attempt began after `afterMs` (epoch milliseconds): its
+ * `webhook-timestamp` (whole seconds of the attempt's start, before the sender's reads) is later.
+ * Such an attempt read the account's endpoints after that moment (the sender's Query is
+ * consistent), so it saw whatever had been written to them before.
+ */
+export const attemptsBegunAfter = (requests: readonly Received[], afterMs: number): Received[] =>
+  requests.filter((r) => Number(r.headers['webhook-timestamp']) * 1000 > afterMs);
 
 export async function startReceiver(): Promise<Receiver> {
   const received: Received[] = [];
@@ -71,10 +96,14 @@ export async function startReceiver(): Promise<Receiver> {
     } catch {
       json = undefined;
     }
-    received.push({ path, headers, body, json, at: Date.now(), verifiedWith });
+    const one: Received = { path, headers, body, json, at: Date.now(), verifiedWith };
+    received.push(one);
     open.set(path, (open.get(path) ?? 0) + 1);
     peaks.set(path, Math.max(peaks.get(path) ?? 0, open.get(path)!));
-    response.on('close', () => open.set(path, open.get(path)! - 1));
+    response.on('close', () => {
+      open.set(path, open.get(path)! - 1);
+      one.closedAt = Date.now();
+    });
     const behaviour = behaviours.get(path) ?? { status: 204 };
     if (behaviour === 'hang') {
       hanging.add(response);
