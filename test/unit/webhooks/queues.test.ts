@@ -236,7 +236,7 @@ describe("the local stack's stand-in for SQS", () => {
   });
   const settle = () => new Promise((r) => setTimeout(r, 30));
 
-  it('FIFO: one message of a group at a time, in order, groups side by side up to the concurrency; copies within 5 minutes dropped', async () => {
+  it('FIFO: one message of a group at a time, in order, groups side by side up to the concurrency; copies within 5 minutes dropped; a free group waiting for a sender is counted', async () => {
     const open = new Map<string, () => void>();
     const seen: string[] = [];
     let peak = 0;
@@ -248,6 +248,12 @@ describe("the local stack's stand-in for SQS", () => {
       return { batchItemFailures: [] };
     };
     const queue = new LocalSqsQueue('webhookDeliveries', sender, handler as never, { concurrency: 2, visibilityMs: 50, log: () => undefined });
+    // What held each message up: the isolation tests' measure (test/support/webhooks/lanes.ts).
+    const poolWaits = new Map<string, number>();
+    queue.onDispatch = ({ message, poolWaitMs }) => {
+      const { groupId, n } = JSON.parse(message.body);
+      poolWaits.set(`${groupId}${n}`, poolWaitMs);
+    };
     await queue.send([fifo('A', 1), fifo('A', 2), fifo('A', 1), fifo('B', 1), fifo('C', 1)]);
     await settle();
     peak = open.size;
@@ -264,6 +270,10 @@ describe("the local stack's stand-in for SQS", () => {
     expect(seen).toHaveLength(4); // the copy of A1 was dropped
     expect(peak).toBe(2);
     expect(queue.received).toBe(4);
+    // C1 was free to go from the start and waited two settles for B1's sender; A2 waited only
+    // behind A1, its own group, which is not counted.
+    expect(poolWaits.get('C1')).toBeGreaterThanOrEqual(40);
+    expect([poolWaits.get('A1'), poolWaits.get('B1'), poolWaits.get('A2')]).toEqual([0, 0, 0]);
     await expect(queue.send([{ body: '{}', groupId: 'A', deduplicationId: 'x', delaySeconds: 5 }])).rejects.toThrow(/FIFO/);
     await queue.stop();
   });
