@@ -16,21 +16,23 @@ import { ACCOUNT_LANES, ATTEMPT_TIMEOUT_MS, INITIAL_LANES, SLOW_ANSWER_MS } from
  * account's lanes at most 6, retries 1,1,1 s (test/support/webhooks/env.ts). Each test runs its
  * own pool and receivers, so no backlog of one test holds senders in the next.
  *
- * What is asserted of the measured account's first attempts, and why not only "within 3 s of the
- * commit" (PRODUCT.md): a first attempt's delay is the route and the stream (the void's
- * transaction, the stream poll, the fan-out: no other endpoint, origin or account takes part),
- * then the deliveries queue (a free sender, and its own lane's earlier messages), then the
- * sender's own claim, reads and request. On a loaded 2-core machine the first part alone took up
- * to 3.4 s (a run of the hanging case beside the other webhook files: its senders were idle), so
- * an end-to-end bound measures the machine. Asserted instead, for each first attempt:
- * - it never waited for a sender held by others (`poolWait` 0: local/sqs-queue.ts counts the time
+ * What is asserted of the measured account's first attempts, and why not "within 3 s of the
+ * commit" (PRODUCT.md) as a bound: a first attempt's delay is the route and the stream (the
+ * void's transaction, the stream poll, the fan-out), then the deliveries queue (a free sender,
+ * and its own lane's earlier messages), then the sender's own claim, reads and request. Another
+ * origin or account can lengthen it in two ways only: by holding the senders (the pool), or by
+ * queueing in the same FIFO group. On the shared 2-core machine at a load average of 12 to 17,
+ * the rest alone took up to 7.6 s from the commit and 3.8 s from the queue, with neither (a run
+ * of 2026-11-26: docs/webhooks.md "Isolation"), so a bound in seconds measured the machine and
+ * failed on it. Asserted instead, for each first attempt:
+ * - it never waited for a sender held by others (pool wait 0: local/sqs-queue.ts counts the time
  *   a message was free to go while every sender was busy). Each test's pool is at least the lanes
  *   its accounts may hold together, as AWS's 200 is at least five accounts' 40, so with lanes per
- *   account and origin, the cap per account and one lane for a slow origin nothing else can hold
- *   it up; before them, other origins' lanes filled the pool (measured figures: docs/webhooks.md);
- * - from the fan-out's send to its arrival, under 3 s: PRODUCT.md's bound, on the part of the
- *   path that the accounts share (the queue and the senders); a message queued behind another
- *   account's backlog (a shared origin before the account was part of the group) fails it.
+ *   account and origin, the cap per account and one lane for a slow origin nothing else holds
+ *   its sender; before them, other origins' lanes filled the pool;
+ * - the FIFO groups it went through carried no other endpoint's messages (before the account was
+ *   part of the group, a shared origin's lanes carried both accounts').
+ * The delays from the commit and from the queue are printed, for the figures.
  */
 const ctx = useLocalApi();
 const POOL = 8;
@@ -95,8 +97,9 @@ async function arrivals(sentAt: Map<string, number>, at: Receiver, path: string,
 
 /**
  * The first attempts of `sentAt`'s events to `endpointId` (at `path` of `at`), judged as the file's
- * comment says: none waited for a sender (pool wait 0), each arrived within 3 s of its message's
- * queueing. Answers the figures to print: commit → arrival and queued → arrival at most.
+ * comment says: none waited for a sender held by others (pool wait 0), and the FIFO groups they
+ * went through carried no other endpoint's messages. Answers the figures to print: commit →
+ * arrival and queued → arrival at most.
  */
 async function isolated(
   sentAt: Map<string, number>,
@@ -106,21 +109,18 @@ async function isolated(
   watched: Awaited<ReturnType<typeof pool>>,
 ): Promise<{ commitToArrival: number; queuedToArrival: number }> {
   const arrived = await arrivals(sentAt, at, path);
-  const rows = [...sentAt].map(([id, sent]) => {
-    const queued = watched.queuedAt(endpointId, id);
-    return {
-      id,
-      commitToArrival: arrived.get(id)! - sent,
-      queuedToArrival: arrived.get(id)! - (queued ?? Number.NaN),
-      poolWait: watched.poolWaitOf(endpointId, id),
-    };
-  });
+  const rows = [...sentAt].map(([id, sent]) => ({
+    id,
+    commitToArrival: arrived.get(id)! - sent,
+    queuedToArrival: arrived.get(id)! - (watched.queuedAt(endpointId, id) ?? Number.NaN),
+    poolWait: watched.poolWaitOf(endpointId, id),
+  }));
   const shown = JSON.stringify(rows);
   expect(
     rows.map((row) => row.poolWait),
     `a first attempt waited for a sender held by others: ${shown}`,
   ).toEqual(rows.map(() => 0));
-  expect(Math.max(...rows.map((row) => row.queuedToArrival)), shown).toBeLessThan(3000);
+  expect(watched.sharingGroups(endpointId), 'endpoints whose messages shared a FIFO group with the measured one').toEqual([]);
   return { commitToArrival: Math.max(...rows.map((row) => row.commitToArrival)), queuedToArrival: Math.max(...rows.map((row) => row.queuedToArrival)) };
 }
 

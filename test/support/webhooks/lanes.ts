@@ -22,7 +22,8 @@ export async function oneLaneSeenAt(accountId: number, endpointId: number, timeo
     const { Item } = await documents.send(
       new GetCommand({ TableName: tableName('webhookEndpoints'), Key: { account_id: accountId, id: endpointId }, ConsistentRead: true }),
     );
-    if (Item?.lanes === 1) return Date.now();
+    // A failure is noted with the lanes at one (noteFailure); failing_since alone is how the code before the adaptive lanes had it.
+    if (Item?.lanes === 1 || Item?.failing_since !== undefined) return Date.now();
     if (Date.now() > deadline) throw new Error(`endpoint ${endpointId} still has ${Item?.lanes ?? 'its initial'} lanes`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -32,18 +33,24 @@ export async function oneLaneSeenAt(accountId: number, endpointId: number, timeo
  * Watches the deliveries queue of `webhooks`, for each first attempt (endpoint and event):
  * - `poolWaitOf`: the time it waited for a sender while it was free to go (its group free) and
  *   every sender was busy, summed over its moves between lanes (local/sqs-queue.ts
- *   Dispatch.poolWaitMs): the time other lanes, origins and accounts held it up. Waiting behind
- *   its own lane's earlier messages is not in it;
- * - `queuedAt`: when the fan-out sent its message (epoch milliseconds).
+ *   Dispatch.poolWaitMs): the time other lanes, origins and accounts held it up through the pool.
+ *   Waiting behind its own group's earlier messages is not in it;
+ * - `queuedAt`: when the fan-out sent its message (epoch milliseconds);
+ * and for an endpoint, `sharingGroups`: the other endpoints whose messages (any attempt) went
+ * through a FIFO group that its messages went through, those it could have waited behind.
  */
 export function watchPoolWaits(webhooks: LocalWebhooks): {
   poolWaitOf(endpointId: number, eventId: string): number | undefined;
   queuedAt(endpointId: number, eventId: string): number | undefined;
+  sharingGroups(endpointId: number): number[];
 } {
   const waits = new Map<string, number>();
   const queued = new Map<string, number>();
+  const endpointsByGroup = new Map<string, Set<number>>();
   webhooks.queues.webhookDeliveries.onDispatch = ({ message, queuedAt, poolWaitMs }) => {
     const body = JSON.parse(message.body) as DeliveryMessage;
+    const group = endpointsByGroup.get(message.groupId!) ?? new Set();
+    endpointsByGroup.set(message.groupId!, group.add(body.endpoint_id));
     if (body.attempts !== 0) return;
     const key = `${body.endpoint_id} ${body.event_id}`;
     waits.set(key, (waits.get(key) ?? 0) + poolWaitMs);
@@ -52,5 +59,9 @@ export function watchPoolWaits(webhooks: LocalWebhooks): {
   return {
     poolWaitOf: (endpointId, eventId) => waits.get(`${endpointId} ${eventId}`),
     queuedAt: (endpointId, eventId) => queued.get(`${endpointId} ${eventId}`),
+    sharingGroups: (endpointId) =>
+      [...new Set([...endpointsByGroup.values()].filter((endpoints) => endpoints.has(endpointId)).flatMap((endpoints) => [...endpoints]))].filter(
+        (id) => id !== endpointId,
+      ),
   };
 }
