@@ -1,11 +1,12 @@
 import '../../support/webhooks/wide-lanes-env.ts';
 import '../../support/webhooks/env.ts';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send } from '../../support/client.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { startTestWebhooks } from '../../support/local-webhooks.ts';
 import { attemptsBegunAfter, peakOpenAmong, startReceiver, type Receiver } from '../../support/webhooks/receiver.ts';
-import { oneLaneSeenAt } from '../../support/webhooks/lanes.ts';
+import { oneLaneSeenAt, retryingOn503 } from '../../support/webhooks/lanes.ts';
 import type { LocalWebhooks } from '../../../local/webhooks.ts';
 import { ACCOUNT_LANES, FAST_ANSWER_MS, INITIAL_LANES, SLOW_ANSWER_MS } from '../../../functions/webhooks/lanes.ts';
 
@@ -37,12 +38,8 @@ async function rush(count: number): Promise<string[]> {
       while (next < count) {
         next++;
         const body = { transaction: { site_id: 'lanes', pos_transaction_id: `L${++serial}` } };
-        let voided = await send(ctx.api, ctx.account.token, ({ pos }) => pos.POST('/v2.0/voided_transactions', { body }));
         // A loaded DynamoDB Local answers 503 now and then: a till retries the same void.
-        for (let retry = 0; voided.status === 503 && retry < 5; retry++) {
-          await new Promise((r) => setTimeout(r, 500));
-          voided = await send(ctx.api, ctx.account.token, ({ pos }) => pos.POST('/v2.0/voided_transactions', { body }));
-        }
+        const voided = await retryingOn503(() => send(ctx.api, ctx.account.token, ({ pos }) => pos.POST('/v2.0/voided_transactions', { body })));
         expect(voided.status, voided.text).toBe(200);
         ids.push(String(voided.json.transaction.display_messages[0].message_content.event_id));
       }
@@ -66,8 +63,14 @@ const arrived = (path: string, ids: string[]) => ids.every((id) => arrivedIds(pa
 async function grow(path: string): Promise<number> {
   expect(600).toBeLessThan(FAST_ANSWER_MS);
   receiver.behave(path, { status: 204, delayMs: 600 });
-  const created = await send(ctx.api, ctx.account.token, ({ core }) =>
-    core.POST('/v1.0/webhook_endpoints', { body: { webhook_endpoint: { url: `${receiver.url}${path}`, event_types: ['transaction.voided'] } } }),
+  const headers = { 'Idempotency-Key': randomUUID() };
+  const created = await retryingOn503(() =>
+    send(ctx.api, ctx.account.token, ({ core }) =>
+      core.POST('/v1.0/webhook_endpoints', {
+        body: { webhook_endpoint: { url: `${receiver.url}${path}`, event_types: ['transaction.voided'] } },
+        headers,
+      }),
+    ),
   );
   expect(created.status, created.text).toBe(201);
   const ids = await rush(160);

@@ -1,11 +1,12 @@
 import '../../support/webhooks/env.ts';
+import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { send } from '../../support/client.ts';
 import { newAccount } from '../../support/accounts.ts';
 import { useLocalApi } from '../../support/local-api.ts';
 import { startTestWebhooks } from '../../support/local-webhooks.ts';
 import { attemptsBegunAfter, peakOpenAmong, startReceiver, type Receiver } from '../../support/webhooks/receiver.ts';
-import { oneLaneSeenAt, watchPoolWaits } from '../../support/webhooks/lanes.ts';
+import { oneLaneSeenAt, retryingOn503, watchPoolWaits } from '../../support/webhooks/lanes.ts';
 import { ACCOUNT_LANES, ATTEMPT_TIMEOUT_MS, INITIAL_LANES, SLOW_ANSWER_MS } from '../../../functions/webhooks/lanes.ts';
 
 /**
@@ -55,8 +56,11 @@ async function receiver(): Promise<Receiver> {
 
 type Account = { token: string };
 const register = async (account: Account, url: string) => {
-  const created = await send(ctx.api, account.token, ({ core }) =>
-    core.POST('/v1.0/webhook_endpoints', { body: { webhook_endpoint: { url, event_types: ['transaction.voided'] } } }),
+  const headers = { 'Idempotency-Key': randomUUID() };
+  const created = await retryingOn503(() =>
+    send(ctx.api, account.token, ({ core }) =>
+      core.POST('/v1.0/webhook_endpoints', { body: { webhook_endpoint: { url, event_types: ['transaction.voided'] } }, headers }),
+    ),
   );
   expect(created.status, created.text).toBe(201);
   return created.json.webhook_endpoint as { id: number; secret: string };
@@ -68,9 +72,8 @@ async function voids(account: Account, count: number, gapMs = 60): Promise<Map<s
   const sentAt = new Map<string, number>();
   for (let i = 0; i < count; i++) {
     const before = Date.now();
-    const voided = await send(ctx.api, account.token, ({ pos }) =>
-      pos.POST('/v2.0/voided_transactions', { body: { transaction: { site_id: 'iso', pos_transaction_id: `T${++serial}` } } }),
-    );
+    const body = { transaction: { site_id: 'iso', pos_transaction_id: `T${++serial}` } };
+    const voided = await retryingOn503(() => send(ctx.api, account.token, ({ pos }) => pos.POST('/v2.0/voided_transactions', { body })));
     expect(voided.status, voided.text).toBe(200);
     sentAt.set(String(voided.json.transaction.display_messages[0].message_content.event_id), before);
     if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));

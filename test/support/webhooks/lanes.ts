@@ -65,3 +65,18 @@ export function watchPoolWaits(webhooks: LocalWebhooks): {
       ),
   };
 }
+
+/**
+ * A request sent again after a `503` (a saturated DynamoDB Local answers one, with Retry-After),
+ * up to 5 times half a second apart, as a till retries: the lane tests' set-up (endpoints, voids)
+ * on a loaded machine. The request must be safe to repeat (a void of the same transaction, a create
+ * with an Idempotency-Key).
+ */
+export async function retryingOn503<Answer extends { status: number }>(request: () => Promise<Answer>): Promise<Answer> {
+  let answer = await request();
+  for (let retry = 0; answer.status === 503 && retry < 5; retry++) {
+    await new Promise((r) => setTimeout(r, 500));
+    answer = await request();
+  }
+  return answer;
+}
