@@ -1,3 +1,7 @@
+// A claim's lease of 4 s (above the 1.5 s time-out): on a saturated machine a sender can fail
+// after its claim (DynamoDB Local timing out), and the copy handed back waits out the lease (60 s by
+// default: one healthy event of 16 missed the 30 s wait so, at a load average of 21).
+import '../../support/webhooks/short-lease.ts';
 import '../../support/webhooks/env.ts';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
