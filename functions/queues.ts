@@ -50,8 +50,8 @@ export const queues = {
     visibilityTimeoutSeconds: 180,
     claimLeaseSeconds: 60,
     description:
-      "FIFO: one message per attempt that is due now, its group the receiver's origin and one of its lanes " +
-      '(a failing origin gets one lane): a hanging receiver holds one sender per lane of its own origin, never more.',
+      "FIFO: one message per attempt that is due now, its group the account, the receiver's origin and one of their lanes " +
+      '(a failing or slow origin gets one lane, an account at most 40): a hanging receiver holds one sender per lane of its own, never more.',
     onCall: {
       deadLetter:
         '(database or queue faults, not receiver failures). Their deliveries stay pending; the retry route sends one again. ' +

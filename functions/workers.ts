@@ -97,14 +97,18 @@ export const workers: readonly Worker[] = [
     entry: 'functions/webhooks/send-webhook-deliveries.ts',
     // One message per invocation: a FIFO batch may mix groups, and a hanging receiver would hold
     // the healthy origins of its batch (their next messages wait until the batch ends). At most
-    // 50 at once: an origin holds one per lane (4 while healthy, 1 while failing), so 49 failing
-    // origins may hang side by side before a healthy one waits.
-    trigger: { kind: 'queue', queue: 'webhookDeliveries', batchSize: 1, maxConcurrency: 50, maxReceiveCount: 5 },
+    // 200 at once: an account's origins hold one sender per lane, together at most ACCOUNT_LANES
+    // (40, functions/webhooks/lanes.ts), and a failing or slow origin one: four accounts may take
+    // all their lanes at once (40 healthy origins that all start to hang) and 40 senders are left
+    // for every other account's first attempts; failing or slow origins (one lane each, at most 10
+    // an account) may hang 199 side by side before a healthy one waits.
+    trigger: { kind: 'queue', queue: 'webhookDeliveries', batchSize: 1, maxConcurrency: 200, maxReceiveCount: 5 },
     // The only function that reads the secrets, and the only one that decrypts them; it claims
-    // and records attempts by conditional updates and notes an endpoint's failures, success or
-    // disabling. It encrypts in place a secret stored in text before encryption (UpdateItem on
-    // the secrets, GenerateDataKey: data/webhook-secrets.ts, migrateLegacy).
-    tables: { webhookEndpoints: ['GetItem', 'UpdateItem'], webhookSecrets: ['GetItem', 'UpdateItem'], webhookDeliveries: ['UpdateItem'] },
+    // and records attempts by conditional updates, reads the account's endpoints (their lanes are
+    // shared) and notes an endpoint's failures, success, lanes or disabling. It encrypts in place
+    // a secret stored in text before encryption (UpdateItem on the secrets, GenerateDataKey:
+    // data/webhook-secrets.ts, migrateLegacy).
+    tables: { webhookEndpoints: ['Query', 'UpdateItem'], webhookSecrets: ['GetItem', 'UpdateItem'], webhookDeliveries: ['UpdateItem'] },
     keys: { webhookSecrets: ['Decrypt', 'GenerateDataKey'] },
     // Back to its origin's lane (deliveries); a next attempt (retries).
     queues: ['webhookDeliveries', 'webhookRetries'],

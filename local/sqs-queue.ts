@@ -47,6 +47,25 @@ interface Waiting {
   readonly message: QueuedMessage;
   readonly id: string;
   receives: number;
+  /** Epoch milliseconds when it was sent (or restored). */
+  readonly queuedAt: number;
+  /** FIFO: when the message, first of a free group, found every sender busy (unset: it has not). */
+  poolBlockedSince?: number;
+}
+
+/** A message handed to the worker (FIFO), for tests: what held it up. */
+export interface Dispatch {
+  readonly message: QueuedMessage;
+  /** When it was sent to the queue. */
+  readonly queuedAt: number;
+  /** When it was handed to the worker. */
+  readonly at: number;
+  /**
+   * How long it was the first of its group, with the group free, while every sender was busy:
+   * the time other groups (other lanes, origins, accounts) held it up. Waiting behind its own
+   * group's earlier messages is not counted.
+   */
+  readonly poolWaitMs: number;
 }
 
 /** A FIFO group: its messages in order, and whether its first one is out (in flight, or invisible after a failure). */
@@ -77,6 +96,8 @@ export class LocalSqsQueue implements LocalQueue {
   private stopped = false;
   /** Messages handed to the worker, copies included: for tests and the bench. */
   received = 0;
+  /** Called for each FIFO message handed to the worker (tests: test/e2e/webhooks/isolation.test.ts). */
+  onDispatch: ((dispatch: Dispatch) => void) | undefined;
   /**
    * Runs outside the invocation that sent the message: a route's deadline (an AsyncLocalStorage
    * of deadline.ts) must not follow its messages into the worker, as it could not in AWS.
@@ -125,7 +146,7 @@ export class LocalSqsQueue implements LocalQueue {
       } else if (message.groupId) {
         throw new Error(`${this.queueId} is a standard queue: a message takes no group`);
       }
-      this.later({ message, id: randomUUID(), receives: 0 }, (message.delaySeconds ?? 0) * 1000);
+      this.later({ message, id: randomUUID(), receives: 0, queuedAt: Date.now() }, (message.delaySeconds ?? 0) * 1000);
     }
   }
 
@@ -207,7 +228,7 @@ export class LocalSqsQueue implements LocalQueue {
     const now = Date.now();
     for (const { visibleAt, ...message } of messages) {
       const delaySeconds = this.fifo ? undefined : Math.max(0, Math.ceil((visibleAt - now) / 1000));
-      this.later({ message: { ...message, delaySeconds }, id: randomUUID(), receives: 0 }, (delaySeconds ?? 0) * 1000);
+      this.later({ message: { ...message, delaySeconds }, id: randomUUID(), receives: 0, queuedAt: Date.now() }, (delaySeconds ?? 0) * 1000);
     }
   }
 
@@ -218,15 +239,27 @@ export class LocalSqsQueue implements LocalQueue {
       while (this.visible.length > 0 && this.inFlight < this.concurrency) this.dispatch(this.visible.splice(0, this.batchSize));
       return;
     }
+    const now = Date.now();
     for (const [groupId, group] of this.groups) {
-      if (this.inFlight >= this.concurrency) return;
       if (group.busy) continue;
       const item = group.waiting[0];
       if (!item) {
         this.groups.delete(groupId);
         continue;
       }
+      if (this.inFlight >= this.concurrency) {
+        // Free to go but every sender is busy: held up by the other groups from now on.
+        item.poolBlockedSince ??= now;
+        continue;
+      }
       group.busy = true;
+      this.onDispatch?.({
+        message: item.message,
+        queuedAt: item.queuedAt,
+        at: now,
+        poolWaitMs: item.poolBlockedSince === undefined ? 0 : now - item.poolBlockedSince,
+      });
+      item.poolBlockedSince = undefined;
       this.dispatch([item], group);
     }
   }

@@ -32,6 +32,12 @@ export interface WebhookEndpoint {
   enabled_at: string;
   /** The first failed attempt since the last success; five days of it disables the endpoint. */
   failing_since?: string;
+  /**
+   * The lanes its origin has earned (functions/webhooks/lanes.ts; absent: INITIAL_LANES) and when they last
+   * changed (epoch milliseconds): written by the sender only when they change.
+   */
+  lanes?: number;
+  lanes_at?: number;
 }
 
 export function putEndpoint(endpoint: WebhookEndpoint): TransactItem {
@@ -112,13 +118,15 @@ export async function endpointsOf(accountId: number): Promise<WebhookEndpoint[]>
 /** The changeable fields, provided the endpoint is still as read (its updated_at). */
 export function updateEndpoint(current: WebhookEndpoint, next: WebhookEndpoint): TransactItem {
   const enabling = current.status !== 'enabled' && next.status === 'enabled';
+  // A new origin, or an endpoint enabled again, starts with the initial lanes again (lanes.ts).
+  const removed = [...(enabling ? ['failing_since'] : []), ...(enabling || next.url !== current.url ? ['lanes', 'lanes_at'] : [])];
   return {
     Update: {
       TableName: TABLE,
       Key: { account_id: current.account_id, id: current.id },
       UpdateExpression:
         'SET #url = :url, event_types = :types, description = :description, #status = :status, updated_at = :updated, enabled_at = :enabled' +
-        (enabling ? ' REMOVE failing_since' : ''),
+        (removed.length > 0 ? ` REMOVE ${removed.join(', ')}` : ''),
       ConditionExpression: 'updated_at = :was',
       ExpressionAttributeNames: { '#url': 'url', '#status': 'status' },
       ExpressionAttributeValues: {
@@ -155,16 +163,16 @@ export async function disableEndpoint(accountId: number, id: number, now: Date):
   }
 }
 
-/** Notes a failed attempt; answers since when the endpoint has been failing. */
+/** Notes a failed attempt, which also puts its origin back to one lane; answers since when the endpoint has been failing. */
 export async function noteFailure(accountId: number, id: number, now: Date): Promise<string | undefined> {
   try {
     const { Attributes } = await documents.send(
       new UpdateCommand({
         TableName: TABLE,
         Key: { account_id: accountId, id },
-        UpdateExpression: 'SET failing_since = if_not_exists(failing_since, :now)',
+        UpdateExpression: 'SET failing_since = if_not_exists(failing_since, :now), lanes = :one, lanes_at = :at',
         ConditionExpression: 'attribute_exists(id)',
-        ExpressionAttributeValues: { ':now': now.toISOString() },
+        ExpressionAttributeValues: { ':now': now.toISOString(), ':one': 1, ':at': now.getTime() },
         ReturnValues: 'UPDATED_NEW',
       }),
     );
@@ -188,5 +196,41 @@ export async function noteSuccess(accountId: number, id: number): Promise<void> 
     );
   } catch (error) {
     if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+  }
+}
+
+/**
+ * Changes the lanes an endpoint's origin has earned (functions/webhooks/lanes.ts): to one after a
+ * slow answer, whatever they were (`grow` false); more only from `from` (undefined: never written)
+ * and once GROW_INTERVAL_MS has passed since the last change (`notBefore`), so that of the senders
+ * that see the same backlog one grows them. False when the condition failed (another sender
+ * changed them, the endpoint is gone).
+ */
+export async function changeLanes(
+  accountId: number,
+  id: number,
+  change: { readonly to: number } & ({ readonly grow: false } | { readonly grow: true; readonly from: number | undefined; readonly notBefore: number }),
+  now: Date,
+): Promise<boolean> {
+  const growth = change.grow
+    ? {
+        condition: ` AND ${change.from === undefined ? 'attribute_not_exists(lanes)' : 'lanes = :from'} AND (attribute_not_exists(lanes_at) OR lanes_at <= :notBefore)`,
+        values: { ...(change.from === undefined ? {} : { ':from': change.from }), ':notBefore': change.notBefore },
+      }
+    : { condition: '', values: {} };
+  try {
+    await documents.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: { account_id: accountId, id },
+        UpdateExpression: 'SET lanes = :to, lanes_at = :now',
+        ConditionExpression: `attribute_exists(id)${growth.condition}`,
+        ExpressionAttributeValues: { ':to': change.to, ':now': now.getTime(), ...growth.values },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+    throw error;
   }
 }

@@ -2,15 +2,17 @@ import { createHash } from 'node:crypto';
 import { sendToQueue as send, type QueuedMessage } from '#runtime/queue-client';
 
 export type { QueuedMessage };
+import { laneOf } from './lanes.ts';
 
 /**
  * The two queues of webhook attempts (functions/queues.ts):
- * - `webhookDeliveries` (FIFO) holds the attempts due now. A message's group is the receiver's
- *   origin and a lane of it, and SQS hands a group's next message to the sender only when the
- *   one before is done: whatever an origin does (hang for 15 s, fail, crawl), it occupies at most
- *   one sender per lane, LANES_PER_ORIGIN while it is healthy and one once it is failing, and
- *   every other origin's attempts leave beside it. The sender takes one message per invocation,
- *   so no batch mixes a hanging origin with a healthy one.
+ * - `webhookDeliveries` (FIFO) holds the attempts due now. A message's group is the account, the
+ *   receiver's origin and a lane of them, and SQS hands a group's next message to the sender only
+ *   when the one before is done: whatever an origin does (hang for 15 s, fail, crawl), it occupies
+ *   at most one sender per lane (lanes.ts: one while it fails or answers slowly, more while it
+ *   answers fast and has a backlog, the account's origins together at most ACCOUNT_LANES), and
+ *   every other origin's and account's attempts leave beside it. The sender takes one message per
+ *   invocation, so no batch mixes a hanging origin with a healthy one.
  * - `webhookRetries` (standard) holds the attempts that are not due yet, invisible until they
  *   are (DelaySeconds, at most 900 s); a longer wait is a chain of hops. When a message comes due
  *   the forwarder moves it to the deliveries queue. No timer lives in any function.
@@ -28,9 +30,9 @@ export interface DeliveryMessage {
   readonly attempts: number;
   /** Epoch milliseconds when the attempt is due. */
   readonly due_at: number;
-  /** The endpoint's origin (scheme, host, port) when the message was sent: its FIFO group. */
+  /** The endpoint's origin (scheme, host, port) when the message was sent: with the account, its FIFO group. */
   readonly origin: string;
-  /** The lane of the origin (laneFor): with the origin, the message group. */
+  /** The lane of the account's origin (lanes.ts laneOf): with the account and the origin, the message group. */
   readonly lane: number;
   /**
    * Set on a copy sent back because another sender held the attempt: the end of that lease (epoch
@@ -38,49 +40,47 @@ export interface DeliveryMessage {
    * the message it was sent for.
    */
   readonly after_lease?: number;
+  /** Times the sender moved this attempt to another lane unsent (absent: none); part of the deduplication id. */
+  readonly moves?: number;
 }
-
-/** Senders one healthy origin may occupy at once (its FIFO groups); a failing origin gets one. */
-export const LANES_PER_ORIGIN = 4;
-
-/** The lane of an attempt: spread by event while the endpoint is healthy, lane 0 while it is failing. */
-export const laneFor = (eventId: number, failing: boolean): number => (failing ? 0 : eventId % LANES_PER_ORIGIN);
 
 /** Scheme, host and port of a URL: what a FIFO group and the attempt logs name, never a path or query. */
 export const originOf = (url: string): string => new URL(url).origin;
 
 /**
- * Where an attempt to this endpoint waits: its origin (as the URL is now) and its lane, spread
- * while the endpoint is healthy, lane 0 while it is failing.
+ * Where an attempt to this endpoint waits: its origin (as the URL is now) and its lane among the
+ * `lanes` the account's origin has now (lanes.ts: one while the endpoint is failing or slow).
  */
-export function placeOf(
-  endpoint: { readonly url: string; readonly failing_since?: string },
-  eventId: number,
-  failing = endpoint.failing_since !== undefined,
-): Pick<DeliveryMessage, 'origin' | 'lane'> {
-  return { origin: originOf(endpoint.url), lane: laneFor(eventId, failing) };
+export function placeOf(endpoint: { readonly url: string }, eventId: number, lanes: number): Pick<DeliveryMessage, 'origin' | 'lane'> {
+  return { origin: originOf(endpoint.url), lane: laneOf(eventId, lanes) };
 }
 
 /** SQS's longest DelaySeconds. */
 export const MAX_DELAY_SECONDS = 900;
 
 /**
- * The message group: a hash of the origin (a group id is at most 128 characters and an origin
- * may be longer; the hash also keeps the host out of SQS's metadata) and the lane.
+ * The message group: a hash of the account and the origin (a group id is at most 128 characters
+ * and an origin may be longer; the hash also keeps the host out of SQS's metadata) and the lane.
+ * The account is in it so that two accounts whose endpoints share an origin never wait in each
+ * other's lanes.
  */
-export function messageGroupOf(message: Pick<DeliveryMessage, 'origin' | 'lane'>): string {
-  return `${createHash('sha256').update(message.origin).digest('base64url')}-${message.lane}`;
+export function messageGroupOf(message: Pick<DeliveryMessage, 'account_id' | 'origin' | 'lane'>): string {
+  return `${createHash('sha256').update(`${message.account_id} ${message.origin}`).digest('base64url')}-${message.lane}`;
 }
 
-/** One attempt of one delivery in one lane: a copy sent again within 5 minutes (a stream retry of the fan-out) is dropped by SQS. */
+/**
+ * One attempt of one delivery in one lane: a copy sent again within 5 minutes (a stream retry of
+ * the fan-out) is dropped by SQS. A move counts: a message moved out of a lane and back within 5
+ * minutes is a new message, not a copy; so does a copy sent back after another sender's lease.
+ */
 export const deduplicationIdOf = (m: DeliveryMessage): string =>
-  `${m.account_id}-${m.endpoint_id}-${m.event_id}-${m.generation}-${m.attempts}-${m.lane}${m.after_lease === undefined ? '' : `-${m.after_lease}`}`;
+  `${m.account_id}-${m.endpoint_id}-${m.event_id}-${m.generation}-${m.attempts}-${m.lane}${m.moves ? `-m${m.moves}` : ''}${m.after_lease === undefined ? '' : `-${m.after_lease}`}`;
 
 export function delaySecondsUntil(dueAt: number, now = Date.now()): number {
   return Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((dueAt - now) / 1000)));
 }
 
-/** Attempts due now → the deliveries queue (FIFO), grouped by origin and lane. */
+/** Attempts due now → the deliveries queue (FIFO), grouped by account, origin and lane. */
 export function enqueueDue(messages: readonly DeliveryMessage[]): Promise<void> {
   return send(
     'webhookDeliveries',

@@ -8,11 +8,12 @@ import { endpointsOf, type WebhookEndpoint } from '#data/webhook-endpoints';
 import { logger, metrics } from '#runtime/observability';
 import { worker } from '#runtime/worker-chain';
 import { enqueueDue, placeOf, type DeliveryMessage } from './delivery-queue.ts';
+import { allocateLanes } from './lanes.ts';
 
 /**
  * The events table's stream (NEW_IMAGE) → one delivery per enabled endpoint of the event's
  * account that subscribes to its type, and a first message on the deliveries queue for each
- * (FIFO, grouped by the receiver's origin and lane).
+ * (FIFO, grouped by the account, the receiver's origin and a lane of them).
  * Only INSERTs are new events (the event source's filter passes only them; an acknowledging
  * DELETE or TTL's removal is a REMOVE and does nothing).
  *
@@ -74,8 +75,11 @@ async function fanOut(record: DynamoDBRecord, endpointsByAccount: Map<number, Pr
   if (record.eventName !== 'INSERT' || !record.dynamodb?.NewImage) return 0;
   const event = unmarshall(record.dynamodb.NewImage as Record<string, AttributeValue>) as EventRecord;
   if (!endpointsByAccount.has(event.account_id)) endpointsByAccount.set(event.account_id, endpointsOf(event.account_id));
-  const targets = (await endpointsByAccount.get(event.account_id)!).filter((endpoint) => isSubscribed(endpoint, event));
+  const endpoints = await endpointsByAccount.get(event.account_id)!;
+  const targets = endpoints.filter((endpoint) => isSubscribed(endpoint, event));
   if (targets.length === 0) return 0;
+  // Each endpoint's lanes: its share of its account's (lanes.ts), as the sender computes them.
+  const lanes = allocateLanes(endpoints);
   const now = new Date();
   const messages: DeliveryMessage[] = [];
   await Promise.all(targets.map((endpoint) => putNewDelivery(newDelivery(event.account_id, endpoint.id, event, now))));
@@ -87,7 +91,7 @@ async function fanOut(record: DynamoDBRecord, endpointsByAccount: Map<number, Pr
       generation: 1,
       attempts: 0,
       due_at: now.getTime(),
-      ...placeOf(endpoint, event.id),
+      ...placeOf(endpoint, event.id, lanes.get(endpoint.id) ?? 1),
     });
   }
   await enqueueDue(messages);

@@ -3,8 +3,8 @@ import { request as httpsRequest } from 'node:https';
 import { lookup as dnsLookup } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
-import { numberFromEnv } from '#runtime/config';
 import { addressProblem, LOCAL_WEBHOOKS } from './rules.ts';
+import { ATTEMPT_TIMEOUT_MS } from './lanes.ts';
 
 /**
  * One POST to a receiver. The connect-time check is request-filtering-agent's: the address a
@@ -14,14 +14,14 @@ import { addressProblem, LOCAL_WEBHOOKS } from './rules.ts';
  * stack allows loopback only. Redirects are never followed (node:http does not), and only the
  * status code and the duration of the answer are kept: the body is read and thrown away.
  *
- * `maxSockets` bounds the connections to one origin from one process, so that a receiver that
- * hangs holds at most that many; every request has its own deadline, queued ones included.
+ * No bound on the sockets to one origin: what one account may have in flight to an origin is its
+ * lanes (lanes.ts), and in AWS an execution environment sends one attempt at a time. A bound
+ * here (there was one of 8) would make the accounts that share an origin share it too on the
+ * local stack, where every sender runs in one process.
  */
-export const ATTEMPT_TIMEOUT_MS = numberFromEnv('WEBHOOK_TIMEOUT_MS', 15_000);
 
 const agentOptions = {
   keepAlive: true,
-  maxSockets: 8,
   allowPrivateIPAddress: false,
   allowMetaIPAddress: false,
   allowIPAddressList: LOCAL_WEBHOOKS ? ['127.0.0.0/8', '::1'] : [],

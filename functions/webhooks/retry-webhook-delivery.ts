@@ -7,6 +7,7 @@ import { presentDelivery } from './presenters.ts';
 import deliveryPath from '#http/schemas/deliveryPath.generated';
 import emptyObject from '#http/schemas/emptyObject.generated';
 import { enqueueDue, placeOf } from './delivery-queue.ts';
+import { earnedLanes } from './lanes.ts';
 
 /**
  * Sends the event again now, signed afresh, whatever the delivery's state (a `failed` one too):
@@ -36,7 +37,8 @@ export const handler = api<Record<string, never>, { id: number; event_id: number
       generation: delivery.generation,
       attempts: delivery.attempts,
       due_at: now.getTime(),
-      ...placeOf(endpoint, eventId),
+      // Among the lanes it has earned: the sender moves it if the account's share is smaller.
+      ...placeOf(endpoint, eventId, earnedLanes(endpoint)),
     },
   ]);
   return { statusCode: 202, body: { delivery: presentDelivery(delivery) } };

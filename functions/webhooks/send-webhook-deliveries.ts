@@ -2,13 +2,15 @@ import type { SQSRecord } from 'aws-lambda';
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { claimAttempt, recordAttempt, releaseClaim, type AttemptOutcome, type Claim, type WebhookDelivery } from '#data/webhook-deliveries';
-import { disableEndpoint, findEndpoint, noteFailure, noteSuccess, type WebhookEndpoint } from '#data/webhook-endpoints';
+import { disableEndpoint, endpointsOf, noteFailure, noteSuccess, type WebhookEndpoint } from '#data/webhook-endpoints';
 import { signingSecrets } from '#data/webhook-secrets';
 import { queues } from '#functions/queues';
 import { numberFromEnv } from '#runtime/config';
 import { logger, metrics } from '#runtime/observability';
 import { worker } from '#runtime/worker-chain';
-import { ATTEMPT_TIMEOUT_MS, postWebhook, type AttemptResult } from './post-webhook.ts';
+import { postWebhook, type AttemptResult } from './post-webhook.ts';
+import { ATTEMPT_TIMEOUT_MS } from './lanes.ts';
+import { laneChangeOf, misplaced } from './lane-keeping.ts';
 import { enqueueDue, enqueueWaiting, originOf, placeOf, type DeliveryMessage } from './delivery-queue.ts';
 import { DISABLE_AFTER_FAILING_MS, retryDelaySeconds, webhookHeaders, webhookPayload } from './rules.ts';
 
@@ -24,9 +26,11 @@ import { DISABLE_AFTER_FAILING_MS, retryDelaySeconds, webhookHeaders, webhookPay
  *   could not release it): sent back to the retries queue, due when the lease ends, never
  *   dropped: the holder may be dead, and then this copy makes the attempt;
  * - endpoint deleted or disabled: the delivery ends `failed` without a request;
- * - endpoint failing (or moved to another origin) while the message waits in another lane than
- *   the endpoint's: the claim is released and the message moves to the right group unsent, so a
- *   backlog queued while the receiver was healthy does not keep several lanes hanging;
+ * - the message waits in a lane its account's origin no longer has (the endpoint failed or
+ *   answered slowly, or moved to another origin), or in a backlogged lane while the origin has
+ *   more lanes now (lane-keeping.ts): the claim is released and the message moves to the right
+ *   group unsent, so a backlog queued while the receiver was healthy does not keep several lanes
+ *   hanging, and one queued while it had fewer lanes spreads over the new ones;
  * - else the attempt is claimed, signed with the endpoint's secrets, sent, and recorded: a 2xx
  *   succeeds; 410 Gone fails the delivery and disables the endpoint; anything else schedules the
  *   next attempt (a new message) or, after the last, fails the delivery; five days of failures
@@ -79,11 +83,12 @@ export async function processMessage(message: DeliveryMessage, receive: { readon
   const expected = { ...key, generation: message.generation, attempts: message.attempts };
   const now = new Date();
   // One round trip before the request: the claim (a conditional write that is also the check
-  // that the message is not stale) and the two reads, side by side.
+  // that the message is not stale) and the two reads, side by side. The account's endpoints (one
+  // Query), not just this one: its lanes are its share of the account's (lanes.ts).
   const claiming = claimAttempt(expected, now, LEASE_MS);
-  let claim: Claim, endpoint: WebhookEndpoint | undefined, secrets: string[] | undefined;
+  let claim: Claim, endpoints: WebhookEndpoint[], secrets: string[] | undefined;
   try {
-    [claim, endpoint, secrets] = await Promise.all([claiming, findEndpoint(key.accountId, key.endpointId), signingSecrets(key.accountId, key.endpointId, now)]);
+    [claim, endpoints, secrets] = await Promise.all([claiming, endpointsOf(key.accountId), signingSecrets(key.accountId, key.endpointId, now)]);
   } catch (error) {
     // A read failed beside a claim that may have been taken: give it back.
     if (await claiming.then((taken) => 'claimed' in taken).catch(() => false)) await releaseAfterFault(expected);
@@ -97,12 +102,13 @@ export async function processMessage(message: DeliveryMessage, receive: { readon
     logAttempt(message, 'lease_held');
     return;
   }
+  const endpoint = endpoints.find((one) => one.id === key.endpointId);
   if ('stale' in claim) {
     if (receive.redelivered && endpoint) await resumeChain(message, claim.stale, endpoint);
     return;
   }
   try {
-    await attempt(message, expected, claim.claimed, endpoint, secrets, now);
+    await attempt(message, expected, claim.claimed, endpoints, endpoint, secrets, now);
   } catch (error) {
     await releaseAfterFault(expected);
     throw error;
@@ -133,10 +139,10 @@ async function resumeChain(message: DeliveryMessage, delivery: WebhookDelivery |
   logAttempt(message, 'next_resent');
 }
 
-/** The next attempt's message: it waits in the failing origin's one lane. */
+/** The next attempt's message: it waits in the failing origin's one lane, neither moved nor sent back after a lease. */
 const nextMessage = (message: DeliveryMessage, attempts: number, dueAt: number, endpoint: WebhookEndpoint): DeliveryMessage => {
-  const { after_lease: _, ...rest } = message;
-  return { ...rest, attempts, due_at: dueAt, ...placeOf(endpoint, message.event_id, true) };
+  const { after_lease: _, moves: __, ...rest } = message;
+  return { ...rest, attempts, due_at: dueAt, ...placeOf(endpoint, message.event_id, 1) };
 };
 
 /** The claimed attempt: sent (or ended, or moved) and recorded. */
@@ -144,6 +150,7 @@ async function attempt(
   message: DeliveryMessage,
   expected: Parameters<typeof recordAttempt>[0],
   delivery: WebhookDelivery,
+  endpoints: readonly WebhookEndpoint[],
   endpoint: WebhookEndpoint | undefined,
   secrets: string[] | undefined,
   now: Date,
@@ -154,17 +161,16 @@ async function attempt(
     logAttempt(message, endpoint?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted');
     return;
   }
-  // A message of a failing endpoint belongs in lane 0; one in lane 0 of an endpoint that has
-  // recovered stays there (moving it back would cost a send for nothing).
-  const { origin, lane: failingLane } = placeOf(endpoint, message.event_id, true);
-  const lane = endpoint.failing_since ? failingLane : message.lane;
-  if (origin !== message.origin || lane !== message.lane) {
+  const lanes = misplaced(message, endpoints, endpoint, now);
+  if (lanes.move) {
     // Released first: the moved copy claims the same (generation, attempts).
-    if (await releaseClaim(expected)) await enqueueDue([{ ...message, origin, lane }]);
-    logAttempt(message, 'moved', undefined, undefined, endpoint.url, lane);
+    const moved = { ...message, ...lanes.move, moves: (message.moves ?? 0) + 1 };
+    if (await releaseClaim(expected)) await enqueueDue([moved]);
+    logAttempt(message, 'moved', undefined, undefined, endpoint.url, moved.lane);
     return;
   }
 
+  const preparedMs = Date.now() - now.getTime();
   const body = webhookPayload(delivery.event);
   const result = await postWebhook(endpoint.url, webhookHeaders(secrets, delivery.event, body, now), body);
   const attempts = message.attempts + 1;
@@ -182,6 +188,7 @@ async function attempt(
   const [recorded] = await Promise.all([
     recordAttempt(expected, outcome),
     succeeded && endpoint.failing_since ? noteSuccess(key.accountId, key.endpointId) : undefined,
+    laneChangeOf(endpoint, lanes.allocated, succeeded, result, message, now, preparedMs),
   ]);
   logAttempt(message, outcome.status, result, attempts, endpoint.url);
 

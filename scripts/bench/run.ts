@@ -28,7 +28,7 @@ import { createTillgate, type Tillgate } from '../../client/index.ts';
  *   4. HTTP throughput, errors and server CPU against a bare node:http server (http.ts).
  * Prints one table and writes the same rows to reports/bench.json.
  *
- *   5. webhooks: commit → arrival, deliveries per second, a hanging endpoint beside a healthy one (webhooks.ts).
+ *   5. webhooks: commit → arrival, deliveries per second (a burst, and 8 tills sustained), a hanging endpoint beside a healthy one (webhooks.ts).
  *   6. a promotion at a chain's peak: 50 tills on distinct codes of one promotion, on one multi-use code and on one
  *      budgeted promotion, each against 50 tills on codes of 50 promotions; the most-touched item's share, requests
  *      and capacity per redemption (peak.ts).
@@ -131,6 +131,7 @@ try {
       freshToken: context.freshToken,
       events: quick ? 50 : 200,
       burst: quick ? 200 : 500,
+      sustainSeconds: quick ? 10 : 30,
       log,
     });
   };

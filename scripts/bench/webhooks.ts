@@ -14,6 +14,10 @@ import { createTillgate, type Tillgate } from '../../client/index.ts';
  *   at the interval the local stream poller reads the stream (100 ms).
  * - deliveries per second for a burst of voids sent 8 at a time. Baseline: the voids per second
  *   of that burst (deliveries cannot outrun the events; a ratio near 1 means they keep up).
+ * - sustained load: 8 tills voiding as fast as the local stack answers, for `sustainSeconds`, to
+ *   one healthy endpoint: deliveries per second against voids per second (the baseline; near 1
+ *   means its backlog does not grow), and commit → first arrival p50/p99 against those of single
+ *   events (the first rows): how far the lanes (functions/webhooks/lanes.ts) keep up.
  * - the same commit → arrival of a healthy endpoint while another endpoint of the account, on
  *   another origin, hangs (the attempt time-out of 15 s). Baseline: the endpoint of a control
  *   account without a hanging one, whose voids alternate with the first's (the same load).
@@ -29,6 +33,8 @@ export interface WebhookBenchOptions {
   readonly events: number;
   /** Voids in the throughput burst. */
   readonly burst: number;
+  /** Seconds of sustained voiding by 8 tills. */
+  readonly sustainSeconds: number;
   readonly log: (line: string) => void;
 }
 
@@ -102,11 +108,15 @@ export async function measureWebhooks(options: WebhookBenchOptions): Promise<Row
     return created.data.webhook_endpoint.secret;
   };
   let serial = 0;
-  const voidOnce = async (token: string) => {
+  /** One void; `retries`: after a 503 (a saturated DynamoDB Local), the same void again, as a till does, timed from the first send. */
+  const voidOnce = async (token: string, retries = 0) => {
     const sent = performance.now();
-    const answer = await client(token).pos.POST('/v2.0/voided_transactions', {
-      body: { transaction: { site_id: 'bench-hooks', pos_transaction_id: `W${serial++}` } },
-    });
+    const body = { transaction: { site_id: 'bench-hooks', pos_transaction_id: `W${serial++}` } };
+    let answer = await client(token).pos.POST('/v2.0/voided_transactions', { body });
+    for (let retry = 0; answer.status === 503 && retry < retries; retry++) {
+      await new Promise((r) => setTimeout(r, 500));
+      answer = await client(token).pos.POST('/v2.0/voided_transactions', { body });
+    }
     const [voided] = answer.status === 200 ? answer.data.transaction.display_messages : [];
     if (voided?.message_id !== 'transaction_voided') throw new Error(`bench: void answered ${answer.status}`);
     return { id: String(voided.message_content.event_id), sent };
@@ -179,7 +189,29 @@ export async function measureWebhooks(options: WebhookBenchOptions): Promise<Row
     const deliveriesPerSecond = options.burst / ((lastArrival - burstStart) / 1000);
     const voidsPerSecond = options.burst / ((voidsDone - burstStart) / 1000);
 
-    // 3. Isolation: a hanging endpoint of the same account on another origin, beside a control
+    // 3. Sustained: 8 tills for sustainSeconds, to one endpoint of a fresh account (fresh lanes).
+    log(`  webhooks: 8 tills voiding for ${options.sustainSeconds} s, one healthy endpoint …`);
+    const sustainToken = await options.freshToken();
+    receiver.secret = await register(sustainToken, `${receiver.url}/sustained`);
+    const sentSustained = new Map<string, number>();
+    const sustainStart = performance.now();
+    const sustainEnd = sustainStart + options.sustainSeconds * 1000;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (performance.now() < sustainEnd) {
+          const { id, sent } = await voidOnce(sustainToken, 5);
+          sentSustained.set(id, sent);
+        }
+      }),
+    );
+    const sustainVoidsDone = performance.now();
+    await waitFor([...sentSustained.keys()], receiver.arrivals, 'sustained deliveries', 300_000);
+    const sustainedLatency = latencies(sentSustained, receiver.arrivals);
+    const sustainedLast = Math.max(...[...sentSustained.keys()].map((id) => receiver.arrivals.get(id)!));
+    const sustainedDeliveriesPerSecond = sentSustained.size / ((sustainedLast - sustainStart) / 1000);
+    const sustainedVoidsPerSecond = sentSustained.size / ((sustainVoidsDone - sustainStart) / 1000);
+
+    // 4. Isolation: a hanging endpoint of the same account on another origin, beside a control
     // account whose endpoint is alone; their voids alternate, so both see the same load.
     log(`  webhooks: ${options.events} events to a healthy endpoint beside a hanging one, alternating with a control account …`);
     const shared = await options.freshToken();
@@ -220,6 +252,21 @@ export async function measureWebhooks(options: WebhookBenchOptions): Promise<Row
         voidsPerSecond,
         '≈ 1 × (keeps up)',
       ),
+      row(
+        `webhooks: sustained deliveries per second, 8 tills for ${options.sustainSeconds} s, one receiver (baseline: voids per second)`,
+        '/s',
+        sustainedDeliveriesPerSecond,
+        sustainedVoidsPerSecond,
+        '≈ 1 × (keeps up)',
+      ),
+      row(
+        'webhooks: sustained commit → first arrival p50 (baseline: single events, first row)',
+        'ms',
+        p(sustainedLatency, 50),
+        p(webhookLatency, 50),
+        '≤ 2000 (first attempt within 2 s)',
+      ),
+      row('webhooks: sustained commit → first arrival p99 (baseline: single events)', 'ms', p(sustainedLatency, 99), p(webhookLatency, 99), '≤ 2000'),
       row(
         'webhooks: healthy endpoint p50 beside a hanging one (baseline: an account alone, same time)',
         'ms',

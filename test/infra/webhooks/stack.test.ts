@@ -4,6 +4,7 @@ import { queues as queueSpecs } from '#functions/queues';
 import { workers } from '#functions/workers';
 import { keys } from '#functions/secrets';
 import { KEY_ADMINISTRATION } from '../../../infra/constructs/keys.ts';
+import { ACCOUNT_LANES } from '#functions/webhooks/lanes';
 import { logicalId, synthesize, type Synthesized } from '../synth.ts';
 
 /**
@@ -63,7 +64,7 @@ describe('webhook plumbing in AWS', () => {
     expect(mapping.DestinationConfig).toEqual({ OnFailure: { Destination: { 'Fn::GetAtt': [idOf(failures), 'Arn'] } } });
   });
 
-  it('feeds the sender one message at a time from a high-throughput FIFO deliveries queue (groups per origin lane), with a FIFO dead-letter queue', () => {
+  it('feeds the sender one message at a time from a high-throughput FIFO deliveries queue (groups per account, origin and lane), with a FIFO dead-letter queue', () => {
     const sender = synth.stack.workers.functions.get('sendWebhookDeliveries')!;
     const queue = synth.stack.workers.queues.webhookDeliveries;
     const mapping = mappingOf(sender);
@@ -72,8 +73,13 @@ describe('webhook plumbing in AWS', () => {
       EventSourceArn: { 'Fn::GetAtt': [idOf(queue), 'Arn'] },
       BatchSize: 1,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      ScalingConfig: { MaximumConcurrency: 50 },
+      // Room for four accounts holding all their lanes at once beside everyone else's first attempts (functions/webhooks/lanes.ts).
+      ScalingConfig: { MaximumConcurrency: 200 },
     });
+    expect(200 - 4 * ACCOUNT_LANES).toBeGreaterThanOrEqual(ACCOUNT_LANES);
+    // The sender reads the account's endpoints (their lanes are shared) with one Query, and writes only what it notes.
+    const endpoints = idOf(synth.stack.dataTables.byId.webhookEndpoints.table);
+    expect(actionsOn(idOf(sender.executionRole), endpoints)).toEqual(['dynamodb:Query', 'dynamodb:UpdateItem']);
     const properties = resources[idOf(queue)]!.Properties;
     expect(properties).toMatchObject({
       FifoQueue: true,

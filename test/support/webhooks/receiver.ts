@@ -13,11 +13,13 @@ interface Received {
   readonly body: string;
   readonly json: any;
   readonly at: number;
+  /** When the answer was sent or the connection closed (unset while open). */
+  closedAt?: number;
   /** The secrets whose signature verified (every one the receiver was told, in order). */
   readonly verifiedWith: string[];
 }
 
-/** An answer (after `delayMs`, as a receiver that takes its time), or a hang. */
+/** A status (after `delayMs`: a slow receiver), or no answer at all. */
 type Behaviour = { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 export interface Receiver {
@@ -34,10 +36,37 @@ export interface Receiver {
   peakHanging(): number;
   /** Starts counting the peak again from the requests held open now. */
   resetPeakHanging(): void;
+  /** The most requests to `path` open at once (received, not yet answered), since the start or the last reset. */
+  peakOpen(path: string): number;
+  /** Starts counting the path's peak again from its requests open now. */
+  resetPeakOpen(path: string): void;
   /** Waits until `path` has received `count` requests (or fails after `timeoutMs`). */
   waitFor(path: string, count: number, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
 }
+
+/** The most of `requests` open at once (each from its arrival to its close; one still open counts as open now). */
+export function peakOpenAmong(requests: readonly Received[]): number {
+  const edges = requests.flatMap((r) => [
+    [r.at, 1],
+    [r.closedAt ?? Number.POSITIVE_INFINITY, -1],
+  ]);
+  // At equal times a close before an arrival: a request answered as the next arrives is not two at once.
+  edges.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+  let open = 0;
+  let peak = 0;
+  for (const [, change] of edges) peak = Math.max(peak, (open += change!));
+  return peak;
+}
+
+/**
+ * The requests of `requests` whose attempt began after `afterMs` (epoch milliseconds): its
+ * `webhook-timestamp` (whole seconds of the attempt's start, before the sender's reads) is later.
+ * Such an attempt read the account's endpoints after that moment (the sender's Query is
+ * consistent), so it saw whatever had been written to them before.
+ */
+export const attemptsBegunAfter = (requests: readonly Received[], afterMs: number): Received[] =>
+  requests.filter((r) => Number(r.headers['webhook-timestamp']) * 1000 > afterMs);
 
 export async function startReceiver(): Promise<Receiver> {
   const received: Received[] = [];
@@ -45,7 +74,9 @@ export async function startReceiver(): Promise<Receiver> {
   const behaviours = new Map<string, Behaviour>();
   const hanging = new Set<ServerResponse>();
   let peakHanging = 0;
-  let inFlight = 0;
+  const delayed = new Set<ServerResponse>();
+  const open = new Map<string, number>();
+  const peaks = new Map<string, number>();
 
   const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -67,7 +98,14 @@ export async function startReceiver(): Promise<Receiver> {
     } catch {
       json = undefined;
     }
-    received.push({ path, headers, body, json, at: Date.now(), verifiedWith });
+    const one: Received = { path, headers, body, json, at: Date.now(), verifiedWith };
+    received.push(one);
+    open.set(path, (open.get(path) ?? 0) + 1);
+    peaks.set(path, Math.max(peaks.get(path) ?? 0, open.get(path)!));
+    response.on('close', () => {
+      open.set(path, open.get(path)! - 1);
+      one.closedAt = Date.now();
+    });
     const behaviour = behaviours.get(path) ?? { status: 204 };
     if (behaviour === 'hang') {
       hanging.add(response);
@@ -76,9 +114,10 @@ export async function startReceiver(): Promise<Receiver> {
       return;
     }
     if (behaviour.delayMs) {
-      inFlight++;
-      await new Promise((done) => setTimeout(done, behaviour.delayMs));
-      inFlight--;
+      delayed.add(response); // destroyed with the receiver if still waiting
+      await new Promise((r) => setTimeout(r, behaviour.delayMs));
+      delayed.delete(response);
+      if (response.destroyed) return;
     }
     response.writeHead(behaviour.status, behaviour.headers ?? {});
     response.end();
@@ -93,9 +132,11 @@ export async function startReceiver(): Promise<Receiver> {
     secrets: (path, list) => void secrets.set(path, list),
     behave: (path, behaviour) => void behaviours.set(path, behaviour),
     on,
-    inFlight: () => inFlight + hanging.size,
+    inFlight: () => delayed.size + hanging.size,
     peakHanging: () => peakHanging,
     resetPeakHanging: () => void (peakHanging = hanging.size),
+    peakOpen: (path) => peaks.get(path) ?? 0,
+    resetPeakOpen: (path) => void peaks.set(path, open.get(path) ?? 0),
     async waitFor(path, count, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       while (on(path).length < count) {
@@ -106,7 +147,7 @@ export async function startReceiver(): Promise<Receiver> {
     },
     close: () =>
       new Promise<void>((done) => {
-        for (const response of hanging) response.destroy();
+        for (const response of [...hanging, ...delayed]) response.destroy();
         server.close(() => done());
         server.closeAllConnections();
       }),

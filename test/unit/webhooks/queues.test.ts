@@ -11,14 +11,19 @@ import { startLocalWebhooks } from '../../../local/webhooks.ts';
 import { startSqsEndpoint } from '../../../local/sqs-endpoint.ts';
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { workers } from '../../../functions/workers.ts';
+import { deduplicationIdOf, messageGroupOf, type DeliveryMessage, type QueuedMessage } from '../../../functions/webhooks/delivery-queue.ts';
 import {
-  deduplicationIdOf,
-  LANES_PER_ORIGIN,
-  laneFor,
-  messageGroupOf,
-  type DeliveryMessage,
-  type QueuedMessage,
-} from '../../../functions/webhooks/delivery-queue.ts';
+  ACCOUNT_LANES,
+  allocateLanes,
+  BACKLOG_MS,
+  FAST_ANSWER_MS,
+  GROW_INTERVAL_MS,
+  INITIAL_LANES,
+  laneChangeAfter,
+  laneOf,
+  SLOW_ANSWER_MS,
+  type LaneState,
+} from '../../../functions/webhooks/lanes.ts';
 
 /**
  * The two webhook queues: what the functions send (through the real SDK to a stand-in SQS
@@ -37,27 +42,89 @@ const message = (over: Partial<DeliveryMessage> = {}): DeliveryMessage => ({
   ...over,
 });
 
-describe('message groups', () => {
-  it('spreads a healthy origin over its lanes by event and keeps a failing one in lane 0', () => {
-    expect(new Set(Array.from({ length: 40 }, (_, i) => laneFor(1000 + i, false)))).toEqual(new Set(Array.from({ length: LANES_PER_ORIGIN }, (_, i) => i)));
-    expect(new Set(Array.from({ length: 40 }, (_, i) => laneFor(1000 + i, true)))).toEqual(new Set([0]));
+describe('message groups and lanes', () => {
+  it('spreads an origin over its lanes by event (jump consistent hash): growing moves only the events of the new lanes, one lane holds every event', () => {
+    const events = Array.from({ length: 2000 }, (_, i) => 1000 + i);
+    for (const lanes of [1, 2, 3, 4, 7, 16, 40]) {
+      const used = new Set(events.map((e) => laneOf(e, lanes)));
+      expect(used, `${lanes} lanes`).toEqual(new Set(Array.from({ length: lanes }, (_, i) => i)));
+    }
+    expect(new Set(events.map((e) => laneOf(e, 1)))).toEqual(new Set([0]));
+    // From 4 to 8 lanes about half the events change lane, and each one that does goes to a new lane (4–7).
+    const moved = events.filter((e) => laneOf(e, 4) !== laneOf(e, 8));
+    expect(moved.every((e) => laneOf(e, 8) >= 4)).toBe(true);
+    expect(moved.length / events.length).toBeGreaterThan(0.4);
+    expect(moved.length / events.length).toBeLessThan(0.6);
   });
 
-  it('names a group by a hash of the origin and the lane, within SQS limits (128 characters of the allowed set) whatever the origin', () => {
+  it("shares the account's lanes max-min fairly between its enabled endpoints; a failing one has one", () => {
+    const endpoint = (id: number, lanes?: number, over: Partial<LaneState> = {}): LaneState => ({
+      id,
+      status: 'enabled',
+      ...(lanes ? { lanes } : {}),
+      ...over,
+    });
+    expect(allocateLanes([endpoint(1, 8), endpoint(2, 1)])).toEqual(
+      new Map([
+        [1, 8],
+        [2, 1],
+      ]),
+    );
+    expect(allocateLanes([endpoint(1)]).get(1)).toBe(Math.min(INITIAL_LANES, ACCOUNT_LANES)); // never written: the initial lanes
+    expect(allocateLanes([endpoint(1, 8, { failing_since: '2026-11-26T00:00:00Z' })]).get(1)).toBe(1);
+    expect(allocateLanes([endpoint(1, 999)]).get(1)).toBe(ACCOUNT_LANES);
+    // Ten endpoints that all earned the most: ACCOUNT_LANES split evenly, never more in total.
+    const ten = allocateLanes(Array.from({ length: 10 }, (_, i) => endpoint(i + 1, ACCOUNT_LANES)));
+    expect([...ten.values()].reduce((a, b) => a + b)).toBeLessThanOrEqual(ACCOUNT_LANES);
+    expect(Math.min(...ten.values())).toBeGreaterThanOrEqual(Math.floor(ACCOUNT_LANES / 10));
+    // Nine small ones and a greedy one: the small ones get theirs, the greedy one the rest.
+    const greedy = allocateLanes([...Array.from({ length: 9 }, (_, i) => endpoint(i + 1, 1)), endpoint(10, ACCOUNT_LANES)]);
+    expect(greedy.get(10)).toBe(ACCOUNT_LANES - 9);
+    expect(allocateLanes([endpoint(1, 8, { status: 'disabled' })]).size).toBe(0);
+  });
+
+  it('back to one lane after a slow 2xx; doubling after a fast one that waited, at most once per interval and up to the share', () => {
+    const base = { id: 1, status: 'enabled', lanes: 4, lanes_at: 0 };
+    const now = 1_000_000;
+    const fast = { succeeded: true, durationMs: 5, waitedMs: BACKLOG_MS };
+    expect(laneChangeAfter(base, 4, { ...fast, durationMs: SLOW_ANSWER_MS + 1 }, now)).toEqual({ kind: 'shrink' });
+    expect(laneChangeAfter({ ...base, lanes: 1 }, 1, { ...fast, durationMs: SLOW_ANSWER_MS + 1 }, now)).toBeUndefined();
+    expect(laneChangeAfter({ id: 1, status: 'enabled' }, INITIAL_LANES, { ...fast, durationMs: SLOW_ANSWER_MS + 1 }, now)).toEqual({ kind: 'shrink' });
+    expect(laneChangeAfter({ id: 1, status: 'enabled' }, INITIAL_LANES, fast, now)).toEqual({ kind: 'grow', from: undefined, to: INITIAL_LANES * 2 });
+    expect(laneChangeAfter(base, 4, fast, now)).toEqual({ kind: 'grow', from: 4, to: 8 });
+    expect(laneChangeAfter(base, 4, { ...fast, waitedMs: BACKLOG_MS - 1 }, now)).toBeUndefined(); // no backlog
+    expect(laneChangeAfter(base, 4, { ...fast, durationMs: FAST_ANSWER_MS + 1 }, now)).toBeUndefined(); // neither fast nor slow: stays
+    expect(laneChangeAfter(base, 4, { ...fast, preparedMs: FAST_ANSWER_MS + 1 }, now)).toBeUndefined(); // the database is what is slow
+    expect(laneChangeAfter({ ...base, lanes_at: now - GROW_INTERVAL_MS + 1 }, 4, fast, now)).toBeUndefined(); // grew just now
+    expect(laneChangeAfter(base, 3, fast, now)).toBeUndefined(); // the account's share is smaller than what it earned
+    expect(laneChangeAfter(base, 4, { ...fast, succeeded: false }, now)).toBeUndefined(); // noteFailure's job
+    expect(laneChangeAfter({ ...base, lanes: ACCOUNT_LANES - 1 }, ACCOUNT_LANES - 1, fast, now)).toEqual({
+      kind: 'grow',
+      from: ACCOUNT_LANES - 1,
+      to: ACCOUNT_LANES,
+    });
+  });
+
+  it('names a group by a hash of the account and the origin, and the lane, within SQS limits (128 characters of the allowed set) whatever the origin', () => {
     const long = `https://${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.example.com:8443`;
     for (const origin of ['https://hooks.example.com', long, 'http://127.0.0.1:4000', 'https://xn--bcher-kva.example']) {
-      const group = messageGroupOf({ origin, lane: 3 });
+      const group = messageGroupOf({ account_id: 7, origin, lane: 39 });
       expect(group.length).toBeLessThanOrEqual(128);
       expect(group).toMatch(/^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]+$/);
       expect(group).not.toContain('example');
-      expect(group.endsWith('-3')).toBe(true);
+      expect(group.endsWith('-39')).toBe(true);
     }
-    expect(messageGroupOf({ origin: 'https://a.example', lane: 0 })).not.toBe(messageGroupOf({ origin: 'https://b.example', lane: 0 }));
-    expect(messageGroupOf({ origin: 'https://a.example', lane: 0 })).not.toBe(messageGroupOf({ origin: 'https://a.example', lane: 1 }));
-    // One attempt of one delivery in one lane: a moved copy (another lane) or the next attempt is not a duplicate.
+    const group = (account_id: number, origin: string, lane: number) => messageGroupOf({ account_id, origin, lane });
+    expect(group(7, 'https://a.example', 0)).not.toBe(group(7, 'https://b.example', 0));
+    expect(group(7, 'https://a.example', 0)).not.toBe(group(7, 'https://a.example', 1));
+    // Two accounts on one origin never share a lane.
+    expect(group(7, 'https://a.example', 0)).not.toBe(group(8, 'https://a.example', 0));
+    expect(group(7, 'https://a.example', 0)).toBe(group(7, 'https://a.example', 0));
+    // One attempt of one delivery in one lane: a moved copy (another lane, or back in a lane it left) or the next attempt is not a duplicate.
     const id = deduplicationIdOf(message());
     expect(id.length).toBeLessThanOrEqual(128);
     expect(deduplicationIdOf(message({ lane: 0 }))).not.toBe(id);
+    expect(deduplicationIdOf(message({ moves: 2 }))).not.toBe(id);
     expect(deduplicationIdOf(message({ attempts: 1 }))).not.toBe(id);
     expect(deduplicationIdOf(message())).toBe(id);
   });
@@ -109,7 +176,7 @@ describe('sending to SQS (the real SDK, a recording stand-in on 127.0.0.1)', () 
 
   it('sends due attempts to the FIFO queue with their group and deduplication id, in batches of 10, never with a delay', async () => {
     requests.length = 0;
-    const due = Array.from({ length: 12 }, (_, i) => message({ event_id: 2000 + i, lane: laneFor(2000 + i, false) }));
+    const due = Array.from({ length: 12 }, (_, i) => message({ event_id: 2000 + i, lane: laneOf(2000 + i, 4) }));
     await queue.enqueueDue(due);
     expect(requests.map((r) => [r.target, r.body.QueueUrl.endsWith('/deliveries.fifo'), r.body.Entries.length])).toEqual([
       ['AmazonSQS.SendMessageBatch', true, 10],
@@ -169,7 +236,7 @@ describe("the local stack's stand-in for SQS", () => {
   });
   const settle = () => new Promise((r) => setTimeout(r, 30));
 
-  it('FIFO: one message of a group at a time, in order, groups side by side up to the concurrency; copies within 5 minutes dropped', async () => {
+  it('FIFO: one message of a group at a time, in order, groups side by side up to the concurrency; copies within 5 minutes dropped; a free group waiting for a sender is counted', async () => {
     const open = new Map<string, () => void>();
     const seen: string[] = [];
     let peak = 0;
@@ -181,6 +248,12 @@ describe("the local stack's stand-in for SQS", () => {
       return { batchItemFailures: [] };
     };
     const queue = new LocalSqsQueue('webhookDeliveries', sender, handler as never, { concurrency: 2, visibilityMs: 50, log: () => undefined });
+    // What held each message up: the isolation tests' measure (test/support/webhooks/lanes.ts).
+    const poolWaits = new Map<string, number>();
+    queue.onDispatch = ({ message, poolWaitMs }) => {
+      const { groupId, n } = JSON.parse(message.body);
+      poolWaits.set(`${groupId}${n}`, poolWaitMs);
+    };
     await queue.send([fifo('A', 1), fifo('A', 2), fifo('A', 1), fifo('B', 1), fifo('C', 1)]);
     await settle();
     peak = open.size;
@@ -197,6 +270,10 @@ describe("the local stack's stand-in for SQS", () => {
     expect(seen).toHaveLength(4); // the copy of A1 was dropped
     expect(peak).toBe(2);
     expect(queue.received).toBe(4);
+    // C1 was free to go from the start and waited two settles for B1's sender; A2 waited only
+    // behind A1, its own group, which is not counted.
+    expect(poolWaits.get('C1')).toBeGreaterThanOrEqual(40);
+    expect([poolWaits.get('A1'), poolWaits.get('B1'), poolWaits.get('A2')]).toEqual([0, 0, 0]);
     await expect(queue.send([{ body: '{}', groupId: 'A', deduplicationId: 'x', delaySeconds: 5 }])).rejects.toThrow(/FIFO/);
     await queue.stop();
   });
