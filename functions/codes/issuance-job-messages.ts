@@ -1,0 +1,48 @@
+import { numberFromEnv } from '#runtime/config';
+import { sendToQueue } from '#runtime/queue-client';
+
+/**
+ * The messages of the `issuanceJobs` queue (functions/queues.ts), which the runIssuanceJobs
+ * worker consumes (run-issuance-jobs.ts):
+ * - `start`: sent by the creating request before its first write, so that it exists whatever
+ *   stops the request later (a queue that refuses it fails the request with nothing written). The
+ *   worker sends one `chunk` message per chunk not yet recorded. Until `settles_at` a start that
+ *   finds no job yet (the request may still be writing it) comes back a second later; after,
+ *   there never will be one.
+ * - `chunk`: the codes of one chunk written, then the chunk recorded once on the job; the
+ *   message that records the last chunk completes the job.
+ * Every message is safe to handle twice or side by side with a copy of itself.
+ */
+export type IssuanceJobMessage =
+  | { readonly kind: 'start'; readonly account_id: number; readonly job_id: number; readonly settles_at: number }
+  | { readonly kind: 'chunk'; readonly account_id: number; readonly job_id: number; readonly chunk: number };
+
+/** Codes per chunk (one message, one invocation of the worker): ISSUANCE_JOB_CHUNK_SIZE, 1,000 by default. */
+export const CHUNK_SIZE = Math.max(1, Math.floor(numberFromEnv('ISSUANCE_JOB_CHUNK_SIZE', 1000)));
+
+/** After the request's own time is up, what a write it sent may still take to land. */
+const SETTLE_MARGIN_MS = 10_000;
+/** The routes' Lambda timeout, when the invocation does not say. */
+const ROUTE_TIMEOUT_MS = 10_000;
+
+export async function sendJobStart(accountId: number, jobId: number, remainingMs: number | undefined, now = Date.now()): Promise<void> {
+  const message: IssuanceJobMessage = {
+    kind: 'start',
+    account_id: accountId,
+    job_id: jobId,
+    settles_at: now + (remainingMs ?? ROUTE_TIMEOUT_MS) + SETTLE_MARGIN_MS,
+  };
+  await sendToQueue('issuanceJobs', [{ body: JSON.stringify(message) }]);
+}
+
+/** A start that found no job yet, a second later. */
+export async function sendJobStartAgain(message: IssuanceJobMessage & { kind: 'start' }): Promise<void> {
+  await sendToQueue('issuanceJobs', [{ body: JSON.stringify(message), delaySeconds: 1 }]);
+}
+
+export async function sendJobChunks(accountId: number, jobId: number, chunks: readonly number[]): Promise<void> {
+  await sendToQueue(
+    'issuanceJobs',
+    chunks.map((chunk) => ({ body: JSON.stringify({ kind: 'chunk', account_id: accountId, job_id: jobId, chunk } satisfies IssuanceJobMessage) })),
+  );
+}
