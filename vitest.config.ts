@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 /** Load tests that would starve the files running beside them of the one DynamoDB Local. */
-const HEAVY = ['test/attack/codes/issuance-concurrency.test.ts'];
+const HEAVY = ['test/attack/codes/issuance-concurrency.test.ts', 'test/attack/codes/issuance-job-load.test.ts'];
 
 export default defineConfig({
   test: {

@@ -1,5 +1,5 @@
 import { numberFromEnv } from '#runtime/config';
-import { sendToQueue } from '#runtime/queue-client';
+import { queueConfigured, sendToQueue } from '#runtime/queue-client';
 
 /**
  * The messages of the `issuanceJobs` queue (functions/queues.ts), which the runIssuanceJobs
@@ -25,7 +25,13 @@ const SETTLE_MARGIN_MS = 10_000;
 /** The routes' Lambda timeout, when the invocation does not say. */
 const ROUTE_TIMEOUT_MS = 10_000;
 
+/**
+ * Where the queue is not configured (a local stack run without its queue stand-ins: most test
+ * files and the bench) nothing is sent: the job stays `running` until a stack with the queue
+ * resumes it (npm start does, local/issuance-jobs.ts). The CDK stack configures it.
+ */
 export async function sendJobStart(accountId: number, jobId: number, remainingMs: number | undefined, now = Date.now()): Promise<void> {
+  if (!queueConfigured('issuanceJobs')) return;
   const message: IssuanceJobMessage = {
     kind: 'start',
     account_id: accountId,

@@ -5,6 +5,7 @@ import { newEvent, putEvent } from '#data/events';
 import { freshIdCollided, nextId } from '#data/ids';
 import { chunkLength, chunksOf, completeIssuanceJob, failIssuanceJob, findIssuanceJob, recordChunk, type IssuanceJob } from '#data/issuance-jobs';
 import { writeTogether } from '#data/transactions';
+import { numberFromEnv } from '#runtime/config';
 import { logger } from '#runtime/observability';
 import { worker } from '#runtime/worker-chain';
 import type { CodeSettings } from './code-shapes.ts';
@@ -45,8 +46,11 @@ export const handler = worker('queue', 'runIssuanceJobs').handler(async (event) 
 
 /** Candidates one slot tries before the job counts its space as exhausted. */
 const ATTEMPTS = 64;
-/** The space counts as exhausted when this share of a chunk's candidates were taken, once enough were tried to tell. */
-const FULL_SHARE = 0.9;
+/**
+ * The space counts as exhausted when this share of a chunk's candidates were taken, once enough
+ * were tried to tell (ISSUANCE_JOB_FULL_SHARE: a test lowers it, to reach a full space sooner).
+ */
+const FULL_SHARE = numberFromEnv('ISSUANCE_JOB_FULL_SHARE', 0.9);
 const FULL_SAMPLE = 100;
 /** Conditional puts of one chunk in flight at once. */
 const PUTS_IN_FLIGHT = 16;

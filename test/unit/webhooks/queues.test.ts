@@ -324,6 +324,7 @@ describe("the local stack's stand-in for SQS", () => {
         webhookDeliveries: [{ body: 'one', groupId: 'g', deduplicationId: 'd1' }],
         webhookRetries: [{ body: 'two', delaySeconds: 5 }],
         issuanceFinalisation: [{ body: 'three', delaySeconds: 30 }],
+        issuanceJobs: [],
         fanOutFailures: [],
       });
       await expect(client.send(new SendMessageCommand({ QueueUrl: `${sqs.endpoint}/000000000000/other`, MessageBody: 'x' }))).rejects.toThrow(/No local queue/);
