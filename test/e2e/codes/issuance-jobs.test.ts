@@ -167,7 +167,7 @@ describe('POST /v1.0/codegen/{id}/issuance_jobs and GET /v1.0/issuance_jobs/{id}
     expect((await codeItemsOf(ctx.account.accountId)).filter((item) => typeof item.code === 'string')).toHaveLength(20);
   });
 
-  it('refuses bad input (422 count, 400 body and ids), an inactive generator (409), a count its space cannot hold (409), and answers 404 across accounts', async () => {
+  it('refuses bad input (422 count, 400 body and ids, 413, 415, 401), an inactive generator (409), a count its space cannot hold (409), and answers 404 across accounts', async () => {
     const id = await newGenerator();
     for (const count of [0, 1_000_001, '5', 2.5, null]) {
       const refused = await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${id}/issuance_jobs`, { token: ctx.account.token, body: { count } });
@@ -192,6 +192,17 @@ describe('POST /v1.0/codegen/{id}/issuance_jobs and GET /v1.0/issuance_jobs/{id}
     const refused = await startJob(inactive, 5);
     expect(refused.status).toBe(409);
     expect(refused.json.errors[0].message).toMatch(/inactive/);
+
+    const big = await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${id}/issuance_jobs`, { token: ctx.account.token, body: `{"count":1,"pad":"${'x'.repeat(17 * 1024)}"}` });
+    expect(big.status).toBe(413);
+    const form = await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${id}/issuance_jobs`, {
+      token: ctx.account.token,
+      body: '{"count":1}',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
+    expect(form.status).toBe(415);
+    expect((await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${id}/issuance_jobs`, { body: { count: 1 } })).status).toBe(401);
+    expect((await call(ctx.api, 'core', 'GET', '/v1.0/issuance_jobs/1')).status).toBe(401);
 
     const started = await startJob(id, 5);
     expect(started.status).toBe(202);
