@@ -65,7 +65,7 @@ export const tables = {
     // Only the guessing limit's items expire; the id sequence and the accounts' counts have no expires_at.
     timeToLiveAttribute: 'expires_at',
     description:
-      "The id sequence, from which each execution environment reserves a block of ids at a time; each account's issued codes (the quota, data/code-quota.ts); each token's unknown codes per minute (the guessing limit, data/unknown-codes.ts; they expire).",
+      "The id sequence, from which each execution environment reserves a block of ids at a time; each account's issued codes (the quota, data/code-quota.ts); each token's unknown codes per minute (the guessing limit, data/unknown-codes.ts; they expire); issuance jobs and each account's running jobs (data/issuance-jobs.ts).",
   },
   codeGenerators: {
     envVar: 'CODE_GENERATORS_TABLE',
