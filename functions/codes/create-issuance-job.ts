@@ -12,7 +12,7 @@ import { logger } from '#runtime/observability';
 import { codeSpace } from './code-shapes.ts';
 import { overQuota } from './code-quota.ts';
 import { activeCodeSettings } from './generator-settings.ts';
-import { CHUNK_SIZE, sendJobStart } from './issuance-job-messages.ts';
+import { chunkSizeFor, sendJobStart } from './issuance-job-messages.ts';
 import { presentIssuanceJob } from './presenters.ts';
 import issuanceJobCreate from '#http/schemas/issuanceJobCreate.generated';
 import idPath from '#http/schemas/idPath.generated';
@@ -61,7 +61,7 @@ export const handler = api<{ count: number }, { id: number }>({
     throw serviceUnavailable();
   }
   const now = new Date();
-  const job = newIssuanceJob(context.accountId, jobId, id, count, CHUNK_SIZE, randomBytes(32).toString('hex'), now);
+  const job = newIssuanceJob(context.accountId, jobId, id, count, chunkSizeFor(count), randomBytes(32).toString('hex'), now);
   const location = `/v1.0/issuance_jobs/${jobId}`;
   const body = JSON.stringify({ issuance_job: presentIssuanceJob(job) });
   const stored = scope && newStoredResponse(scope, scope.requestHash, { statusCode: 202, body, location }, now);

@@ -17,8 +17,17 @@ export type IssuanceJobMessage =
   | { readonly kind: 'start'; readonly account_id: number; readonly job_id: number; readonly settles_at: number }
   | { readonly kind: 'chunk'; readonly account_id: number; readonly job_id: number; readonly chunk: number };
 
-/** Codes per chunk (one message, one invocation of the worker): ISSUANCE_JOB_CHUNK_SIZE, 1,000 by default. */
-export const CHUNK_SIZE = Math.max(1, Math.floor(numberFromEnv('ISSUANCE_JOB_CHUNK_SIZE', 1000)));
+/** ISSUANCE_JOB_CHUNK_SIZE: one size for every job (the tests'). */
+const FIXED_CHUNK_SIZE = Math.floor(numberFromEnv('ISSUANCE_JOB_CHUNK_SIZE', 0));
+/** The worker's concurrency (functions/workers.ts, runIssuanceJobs): a small job is split so that they all take part. */
+const WORKERS = 5;
+
+/**
+ * Codes per chunk (one message, one invocation of the worker): 1,000 for a large job, and for
+ * a job of fewer than 5,000 codes a fifth of it (at least 100), so that the worker's 5
+ * concurrent invocations share it. Kept with the job: a chunk's slots never move.
+ */
+export const chunkSizeFor = (count: number): number => (FIXED_CHUNK_SIZE >= 1 ? FIXED_CHUNK_SIZE : Math.min(1000, Math.max(100, Math.ceil(count / WORKERS))));
 
 /** After the request's own time is up, what a write it sent may still take to land. */
 const SETTLE_MARGIN_MS = 10_000;
