@@ -466,9 +466,17 @@ async function issuanceIssuedAt(accountId: number, generatorId: number, issuance
  */
 export async function asIssued<T extends Pick<CodeItem, 'account_id' | 'code_generator_id'> & { pending?: boolean; issuance_id?: number; issued_at?: string }>(
   item: T,
+  /** Answers already looked up by this caller, by issuance id (a list page meets many entries of one job). */
+  lookedUp?: Map<number, Promise<string | undefined>>,
 ): Promise<(T & { issued_at: string }) | undefined> {
   if (!item.pending) return item as T & { issued_at: string };
-  const issuedAt = await issuanceIssuedAt(item.account_id, item.code_generator_id, item.issuance_id!);
+  const issuanceId = item.issuance_id!;
+  let lookup = lookedUp?.get(issuanceId);
+  if (!lookup) {
+    lookup = issuanceIssuedAt(item.account_id, item.code_generator_id, issuanceId);
+    lookedUp?.set(issuanceId, lookup);
+  }
+  const issuedAt = await lookup;
   return issuedAt === undefined ? undefined : { ...item, issued_at: issuedAt };
 }
 
@@ -500,6 +508,8 @@ const LIST_ROUNDS = 4;
 export async function listCodes(accountId: number, generatorId: number, options: { redeemed?: boolean; afterCode?: string; limit: number }) {
   const states = options.redeemed === undefined ? [false, true] : [options.redeemed];
   const found: CodeView[] = [];
+  // One read per issuance met on the page, not per entry: a running job's entries have no record to cache.
+  const lookedUp = new Map<number, Promise<string | undefined>>();
   let after = options.afterCode;
   let exhausted = false;
   for (let round = 0; round < LIST_ROUNDS && !exhausted && found.length <= options.limit; round++) {
@@ -513,7 +523,7 @@ export async function listCodes(accountId: number, generatorId: number, options:
       .filter((item) => bound === undefined || item.code <= bound)
       .sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
     for (const item of merged) {
-      const issued = await asIssued({ ...item, account_id: accountId });
+      const issued = await asIssued({ ...item, account_id: accountId }, lookedUp);
       if (issued) found.push(listed(issued));
     }
     after = bound;
