@@ -193,7 +193,10 @@ describe('POST /v1.0/codegen/{id}/issuance_jobs and GET /v1.0/issuance_jobs/{id}
     expect(refused.status).toBe(409);
     expect(refused.json.errors[0].message).toMatch(/inactive/);
 
-    const big = await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${id}/issuance_jobs`, { token: ctx.account.token, body: `{"count":1,"pad":"${'x'.repeat(17 * 1024)}"}` });
+    const big = await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${id}/issuance_jobs`, {
+      token: ctx.account.token,
+      body: `{"count":1,"pad":"${'x'.repeat(17 * 1024)}"}`,
+    });
     expect(big.status).toBe(413);
     const form = await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${id}/issuance_jobs`, {
       token: ctx.account.token,
