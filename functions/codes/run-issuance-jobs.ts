@@ -52,8 +52,11 @@ const ATTEMPTS = 64;
  */
 const FULL_SHARE = numberFromEnv('ISSUANCE_JOB_FULL_SHARE', 0.9);
 const FULL_SAMPLE = 100;
-/** Conditional puts of one chunk in flight at once. */
-const PUTS_IN_FLIGHT = 16;
+/**
+ * Conditional puts of one chunk in flight at once (ISSUANCE_JOB_PUTS_IN_FLIGHT, 16): with the
+ * worker's 5 invocations, 80 at most.
+ */
+const PUTS_IN_FLIGHT = Math.max(1, Math.floor(numberFromEnv('ISSUANCE_JOB_PUTS_IN_FLIGHT', 16)));
 
 const EXHAUSTED =
   "The code space is exhausted: too few codes of this generator's shape are left free in the account to issue that many; issue fewer, or use a longer code_length";

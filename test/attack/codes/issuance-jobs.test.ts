@@ -126,9 +126,18 @@ async function takeCodes(prefix: string, count: number, generatorId: number): Pr
         },
       })),
     };
-    while (Object.keys(request).length > 0) request = (await documents.send(new BatchWriteCommand({ RequestItems: request }))).UnprocessedItems ?? {};
+    // A loaded 2-core machine's DynamoDB Local may time a batch out (the SDK's 2 s, three times): the
+    // same batch again (a put of the same item is the same item).
+    for (let attempt = 1; Object.keys(request).length > 0; attempt++) {
+      try {
+        request = (await documents.send(new BatchWriteCommand({ RequestItems: request }))).UnprocessedItems ?? {};
+      } catch (error) {
+        if (attempt >= 5) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
   };
-  for (let next = 0; next < batches.length; ) await Promise.all(batches.slice(next, (next += 16)).map(put));
+  for (let next = 0; next < batches.length; ) await Promise.all(batches.slice(next, (next += 8)).map(put));
   return all.slice(count);
 }
 

@@ -54,7 +54,18 @@ async function newGenerator(token = ctx.account.token, body: object = winterProm
 }
 const startJob = (id: number, count: number, headers: Record<string, string> = {}, token = ctx.account.token) =>
   call(ctx.api, 'core', 'POST', `/v1.0/codegen/${id}/issuance_jobs`, { token, body: { count }, headers });
-const readJob = (jobId: number, token = ctx.account.token) => call(ctx.api, 'core', 'GET', `/v1.0/issuance_jobs/${jobId}`, { token });
+/**
+ * A read as a client sends it: beside a running job a loaded 2-core machine's DynamoDB Local may
+ * not answer in time, and the route says so (503 with Retry-After); the client tries again.
+ */
+async function patiently(read: () => ReturnType<typeof call>) {
+  for (let attempt = 1; ; attempt++) {
+    const response = await read();
+    if (response.status !== 503 || attempt >= 8) return response;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+const readJob = (jobId: number, token = ctx.account.token) => patiently(() => call(ctx.api, 'core', 'GET', `/v1.0/issuance_jobs/${jobId}`, { token }));
 
 /** Polls the job until it is no longer running (bounded), checking that `issued` never decreases. */
 async function untilDone(jobId: number, seen: number[] = []): Promise<Record<string, any>> {
@@ -75,7 +86,9 @@ async function listAll(id: number): Promise<Record<string, any>[]> {
   const codes: Record<string, any>[] = [];
   let cursor: string | null = null;
   do {
-    const page = await call(ctx.api, 'core', 'GET', `/v1.0/codegen/${id}/codes?limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { token: ctx.account.token });
+    const page = await patiently(() =>
+      call(ctx.api, 'core', 'GET', `/v1.0/codegen/${id}/codes?limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { token: ctx.account.token }),
+    );
     expect(page.status, page.text).toBe(200);
     codes.push(...page.json.codes);
     cursor = page.json.next_cursor;
@@ -84,7 +97,9 @@ async function listAll(id: number): Promise<Record<string, any>[]> {
 }
 
 describe('POST /v1.0/codegen/{id}/issuance_jobs and GET /v1.0/issuance_jobs/{id}', () => {
-  it('202 with Location and the job running; nothing reads as issued until it completes; then every code does, issued_at its completed_at, with one codes.issued event', async () => {
+  it('202 with Location and the job running; nothing reads as issued until it completes; then every code does, issued_at its completed_at, with one codes.issued event', {
+    timeout: 90_000,
+  }, async () => {
     const id = await newGenerator();
     closeGate();
     const started = await startJob(id, 450);
