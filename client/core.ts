@@ -76,6 +76,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1.0/codegen/{id}/issuance_jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an issuance job of up to 1,000,000 codes
+         * @description Needs a token of scope core (or all); any other answers 403.
+         */
+        post: operations["createIssuanceJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1.0/issuance_jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an issuance job's progress
+         * @description Needs a token of scope core (or all); any other answers 403.
+         */
+        get: operations["getIssuanceJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1.0/codegen/{id}/codes/{code}": {
         parameters: {
             query?: never;
@@ -425,6 +465,26 @@ export interface components {
             code_generator_id: number;
             /** Format: date-time */
             issued_at: string;
+        };
+        IssuanceJobResponse: {
+            issuance_job: {
+                id: number;
+                code_generator_id: number;
+                count: number;
+                /** @description The job's codes written so far; never decreasing. They read as issued only once status is completed. */
+                issued: number;
+                /** @enum {unknown} */
+                status: "running" | "completed" | "failed";
+                /** @description Why a failed job failed (e.g. the code space is exhausted); null otherwise. */
+                error: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /**
+                 * Format: date-time
+                 * @description When the job completed (its codes' issued_at) or failed; null while running.
+                 */
+                completed_at: string | null;
+            };
         };
         CodeResponse: {
             code: {
@@ -2172,6 +2232,528 @@ export interface operations {
                 };
             };
             /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The write may have been applied: repeat it with the same Idempotency-Key (the first answer comes back, nothing is done twice). */
+            503: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Answered by API Gateway: the function did not answer within API Gateway's 29 s integration timeout. The message quotes the request id. */
+            504: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description Always no-store. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+        };
+    };
+    createIssuanceJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Repeats with the same key and body return the first response; a different body answers 409. Kept 24 hours, per account and route. */
+                "Idempotency-Key"?: string;
+                /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
+                "X-Request-Id"?: string;
+            };
+            path: {
+                /** @description A positive integer; anything else answers 400. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description How many codes the job issues, all or none. */
+                    count: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: the job runs (status running, issued 0). Poll GET /v1.0/issuance_jobs/{id} (Location): issued grows, never decreasing, then status is completed (every code issued at once, their issued_at the job's completed_at, with one codes.issued event) or failed (error names the reason; none of its codes is ever issued). The codes are listed by GET /v1.0/codegen/{id}/codes. */
+            202: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    /** @description Weak entity tag of the JSON body. */
+                    ETag?: string;
+                    /** @description /v1.0/issuance_jobs/{id} */
+                    Location: string;
+                    /** @description true when this is the stored answer to an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IssuanceJobResponse"];
+                };
+            };
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a body that is not a JSON object; a path id that is not a positive integer; an Idempotency-Key that is not 1–255 visible ASCII characters. */
+            400: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description X-Auth-Token missing, malformed, unknown or revoked; the message says which. */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read. */
+            403: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description No such record, or another account's, or an expired event. */
+            404: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description The generator is inactive, or its shape cannot make that many distinct codes, or the account has 3 issuance jobs running (wait for one to end), or the account's issued codes would pass its quota (ACCOUNT_CODE_QUOTA; the codes of a job are reserved when it starts and given back if it fails), or the Idempotency-Key was already used with a different body. Nothing was started. */
+            409: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Body over 16384 bytes. */
+            413: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description A body with a non-JSON Content-Type. */
+            415: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Validation failed: one entry per problem. */
+            422: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            429: {
+                headers: {
+                    /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
+                    "X-Request-Id"?: string;
+                    /** @description application/json; charset=utf-8, or application/json on the per-token limit's answer (set by WAF). */
+                    "Content-Type": "application/json; charset=utf-8" | "application/json";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description Always no-store. */
+                    "Cache-Control": "no-store";
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description A bug: a generic message with the request id. */
+            500: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Answered by API Gateway: the function failed without an answer (a crash, or the Lambda timeout). The message quotes the request id. */
+            502: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description Always no-store. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The write may have been applied: repeat it with the same Idempotency-Key (the first answer comes back, nothing is done twice). */
+            503: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Answered by API Gateway: the function did not answer within API Gateway's 29 s integration timeout. The message quotes the request id. */
+            504: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description Always no-store. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+        };
+    };
+    getIssuanceJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of an earlier 200 of this read: when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+                /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
+                "X-Request-Id"?: string;
+            };
+            path: {
+                /** @description A positive integer; anything else answers 400. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The issuance job: its progress (issued, never decreasing) while running, then completed or failed (error naming the reason). */
+            200: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    /** @description Weak entity tag of the JSON body. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IssuanceJobResponse"];
+                };
+            };
+            /** @description Not modified: If-None-Match matched the ETag. No body, and no Content-Type or Content-Length (RFC 9110 §15.4.5). */
+            304: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    /** @description Weak entity tag of the JSON body. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A path id that is not a positive integer. */
+            400: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description X-Auth-Token missing, malformed, unknown or revoked; the message says which. */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read. */
+            403: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description No such record, or another account's, or an expired event. */
+            404: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            429: {
+                headers: {
+                    /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
+                    "X-Request-Id"?: string;
+                    /** @description application/json; charset=utf-8, or application/json on the per-token limit's answer (set by WAF). */
+                    "Content-Type": "application/json; charset=utf-8" | "application/json";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description Always no-store. */
+                    "Cache-Control": "no-store";
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description A bug: a generic message with the request id. */
+            500: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Answered by API Gateway: the function failed without an answer (a crash, or the Lambda timeout). The message quotes the request id. */
+            502: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description Always no-store. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */

@@ -41,6 +41,8 @@ export interface Day {
   readonly endpoint?: { readonly id: number; readonly deliveries: { readonly event_id: number; readonly event_type: string; readonly status: string }[] };
   /** The events the night's poller acknowledged, in the order it did. */
   readonly acknowledged: number[];
+  /** The evening's issuance job, as it read once completed. */
+  readonly issuanceJob: { readonly count: number; readonly issued: number; readonly completedAt: string | null };
   /** One line per request: what it was for and the status it got. */
   readonly transcript: string[];
 }
@@ -326,6 +328,22 @@ export async function dayInTheLife(urls: { readonly core: string; readonly pos: 
     if (generators.status !== 200 || generators.data.code_generators.length !== 0) throw unexpected('another account lists its generators', generators);
   }
 
+  // Evening: the chain orders codes for its receipts as an issuance job (up to 1,000,000 codes; 1,000
+  // here, so that the day stays short on a laptop), polled until it completes: all its codes are
+  // issued at once, at its completed_at, or none of them.
+  const started = await core.POST('/v1.0/codegen/{id}/issuance_jobs', { params: { path: id }, body: { count: 1000 } });
+  note('start an issuance job of 1,000 codes', started);
+  if (started.status !== 202) throw unexpected('start an issuance job of 1,000 codes', started);
+  let job = started.data.issuance_job;
+  for (let poll = 0; job.status === 'running' && poll < 600; poll++) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const read = await core.GET('/v1.0/issuance_jobs/{id}', { params: { path: { id: job.id } } });
+    if (read.status !== 200) throw unexpected('read the issuance job', read);
+    job = read.data.issuance_job;
+  }
+  transcript.push(`the issuance job: ${job.status}`);
+  if (job.status !== 'completed') throw new Error(`the issuance job: ${job.status} ${job.error ?? 'after 2 minutes'}`);
+
   // Mistakes get a clear 4xx: what the types cannot catch (a code length out of range), and a till without a valid token.
   const mistake = await core.POST('/v1.0/codegen', { body: { code_generator: { generation_type: 'tillgate', code_length: 2, store_id: 42 } } });
   note('a code length out of range', mistake);
@@ -348,6 +366,7 @@ export async function dayInTheLife(urls: { readonly core: string; readonly pos: 
     voided: voidEvent,
     ...(endpoint ? { endpoint } : {}),
     acknowledged,
+    issuanceJob: { count: job.count, issued: job.issued, completedAt: job.completed_at },
     transcript,
   };
 }

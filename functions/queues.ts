@@ -91,6 +91,26 @@ export const queues = {
       },
     },
   },
+  issuanceJobs: {
+    envVar: 'ISSUANCE_JOBS_QUEUE_URL',
+    fifo: false,
+    // Six times the runIssuanceJobs worker's 60 s: a chunk it failed on is back 6 minutes later.
+    visibilityTimeoutSeconds: 360,
+    description:
+      "Standard: an issuance job's start (sent by its request before its first write) and one message per chunk of " +
+      'its codes (1,000 each); every message is safe to handle twice: a chunk is recorded on the job once.',
+    onCall: {
+      deadLetter:
+        '(database faults or throttling). Their jobs stay running with the progress they had, and their codes read as issued only once the job completes: ' +
+        'fix the cause, then redrive the dead-letter queue (docs/operations.md, "Issuance jobs not making progress").',
+      oldest: {
+        seconds: 300,
+        late:
+          'some issuance jobs are not making progress: a chunk has waited as long for a worker. Look at the runIssuanceJobs log group (issuance_job_stalled) and ' +
+          'DynamoDB throttling on the codes table (docs/operations.md, "Issuance jobs not making progress").',
+      },
+    },
+  },
   fanOutFailures: {
     envVar: 'FAN_OUT_FAILURES_QUEUE_URL',
     fifo: false,

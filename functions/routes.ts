@@ -246,6 +246,40 @@ export const routes: readonly Route[] = [
     summary: 'Issue codes from a code generator',
   },
   {
+    operationId: 'createIssuanceJob',
+    host: 'core',
+    method: 'POST',
+    path: '/v1.0/codegen/{id}/issuance_jobs',
+    entry: 'functions/codes/create-issuance-job.ts',
+    scope: 'core',
+    tables: {
+      ...TOKEN_LOOKUP,
+      // The generator's settings (GetItem), its status checked in the creating transaction.
+      codeGenerators: ['GetItem', 'ConditionCheckItem'],
+      idempotencyKeys: ['GetItem', 'PutItem'],
+      // Id blocks; the account's issued codes (the quota: read first, taken in the transaction, the
+      // item returned on a failed condition); the job (PutItem) and the account's running jobs.
+      counters: ['UpdateItem', 'GetItem', 'PutItem'],
+    },
+    // The job's start message, before its first write (functions/codes/issuance-job-messages.ts).
+    queues: ['issuanceJobs'],
+    params: 'idPath',
+    body: { schema: 'issuanceJobCreate' },
+    idempotencyKey: true,
+    summary: 'Start an issuance job of up to 1,000,000 codes',
+  },
+  {
+    operationId: 'getIssuanceJob',
+    host: 'core',
+    method: 'GET',
+    path: '/v1.0/issuance_jobs/{id}',
+    entry: 'functions/codes/get-issuance-job.ts',
+    scope: 'core',
+    tables: { ...TOKEN_LOOKUP, counters: ['GetItem'] },
+    params: 'idPath',
+    summary: "Retrieve an issuance job's progress",
+  },
+  {
     operationId: 'getCode',
     host: 'core',
     method: 'GET',
@@ -265,8 +299,10 @@ export const routes: readonly Route[] = [
     path: '/v1.0/codegen/{id}/codes',
     entry: 'functions/codes/list-codes.ts',
     scope: 'core',
-    // Query on the by_generator and by_redeemed indexes, beside a read of the generator (its current maximum).
-    tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'], codes: ['Query'] },
+    // Query on the by_redeemed index (both partitions side by side for the whole list), beside a
+    // read of the generator (its current maximum); the issuance record of an entry pending of a
+    // job, once per environment (GetItem).
+    tables: { ...TOKEN_LOOKUP, codeGenerators: ['GetItem'], codes: ['Query', 'GetItem'] },
     // Its cursors are encrypted and authenticated with the cursor key (functions/http/pagination.ts).
     secrets: ['cursorKey'],
     params: 'idPath',

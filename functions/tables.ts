@@ -36,7 +36,7 @@ export interface TableSpec {
   readonly description: string;
 }
 
-/** What the codes list shows of a code, projected into both of the codes' indexes. */
+/** What the codes list shows of a code (and whether it shows: `pending`, `issuance_id`), projected into the codes' index. */
 const CODE_LIST_ATTRIBUTES = [
   'code_generator_id',
   'issued_at',
@@ -48,6 +48,9 @@ const CODE_LIST_ATTRIBUTES = [
   // A pooled code's uses, as the stream worker rolls its shards up (times_redeemed, which may lag).
   'pooled',
   'shard_uses',
+  // An entry pending of an issuance without a record (a job not complete) is left out of the list.
+  'pending',
+  'issuance_id',
 ] as const;
 
 export const tables = {
@@ -62,7 +65,7 @@ export const tables = {
     // Only the guessing limit's items expire; the id sequence and the accounts' counts have no expires_at.
     timeToLiveAttribute: 'expires_at',
     description:
-      "The id sequence, from which each execution environment reserves a block of ids at a time; each account's issued codes (the quota, data/code-quota.ts); each token's unknown codes per minute (the guessing limit, data/unknown-codes.ts; they expire).",
+      "The id sequence, from which each execution environment reserves a block of ids at a time; each account's issued codes (the quota, data/code-quota.ts); each token's unknown codes per minute (the guessing limit, data/unknown-codes.ts; they expire); issuance jobs and each account's running jobs (data/issuance-jobs.ts).",
   },
   codeGenerators: {
     envVar: 'CODE_GENERATORS_TABLE',
@@ -126,15 +129,12 @@ export const tables = {
     partitionKey: { name: 'code_key', type: 'S' },
     indexes: [
       {
-        // GET /v1.0/codegen/{id}/codes: one generator's issued codes in code order, full pages.
-        // Sparse: a code written pending (an issuance not complete yet) has no generator_key.
-        name: 'by_generator',
-        partitionKey: { name: 'generator_key', type: 'S' },
-        sortKey: { name: 'code', type: 'S' },
-        nonKeyAttributes: CODE_LIST_ATTRIBUTES,
-      },
-      {
-        // …?redeemed=true|false: the same, in one partition per generator and state.
+        // GET /v1.0/codegen/{id}/codes: one generator's issued codes in code order, one partition
+        // per state (?redeemed=true|false), the whole list the merge of both (data/codes.ts).
+        // Sparse: a code written pending by an issuance request has no redeemed_key until it is
+        // finalised; an issuance job's codes have theirs from the start (the list drops them while
+        // their issuance has no record). One index, not two: a job's code costs 1 write unit on
+        // the table and 1 on the index.
         name: 'by_redeemed',
         partitionKey: { name: 'redeemed_key', type: 'S' },
         sortKey: { name: 'code', type: 'S' },

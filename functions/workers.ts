@@ -159,6 +159,24 @@ export const workers: readonly Worker[] = [
     summary: "Finalises the pending codes an issuance's request left pending (its finalisation cut off), so that they enter the generator's list",
   },
   {
+    name: 'runIssuanceJobs',
+    entry: 'functions/codes/run-issuance-jobs.ts',
+    // One message (a start, or a chunk of 1,000 codes) per invocation, at most 5 at once: about
+    // 80 conditional puts in flight, so that tills and the other routes keep their room on the
+    // codes table and in the account's Lambda concurrency while a job runs.
+    trigger: { kind: 'queue', queue: 'issuanceJobs', batchSize: 1, maxConcurrency: 5, maxReceiveCount: 5 },
+    // The job and the account's running jobs (GetItem, UpdateItem); its codes, one conditional
+    // PutItem each, the code as it is returned on a failed condition (GetItem); at completion the
+    // issuance record (PutItem) and the event (PutItem, returned on a failed condition), and id
+    // blocks; at failure the quota given back.
+    tables: { counters: ['GetItem', 'UpdateItem'], codes: ['PutItem', 'GetItem'], codeGenerators: ['GetItem'], events: ['PutItem', 'GetItem'] },
+    // Its chunks' messages, and a start that came before its job was written.
+    queues: ['issuanceJobs'],
+    // A chunk of 1,000 codes, 16 puts in flight: about a second in AWS.
+    timeoutSeconds: 60,
+    summary: "Writes an issuance job's codes chunk by chunk, records its progress, and completes or fails it",
+  },
+  {
     name: 'rollUpPromotionUses',
     entry: 'functions/codes/roll-up-promotion-uses.ts',
     // A shard's first use (INSERT) and every later one or void (MODIFY); shards are never removed.

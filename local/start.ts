@@ -75,6 +75,9 @@ const api = stack.api!;
 // Imported only now: data-access modules read their table names when they load.
 const { ensureDevelopmentToken } = await import('./dev-token.ts');
 const tokenState = await ensureDevelopmentToken(settings.devTokenFile, settings.devAccountId);
+// Issuance jobs a killed process left running go on where their progress in DynamoDB stands.
+const { resumeIssuanceJobs } = await import('./issuance-jobs.ts');
+await resumeIssuanceJobs((line) => console.log(line));
 
 console.log(`
 tillgate is running locally.

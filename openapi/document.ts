@@ -342,6 +342,7 @@ const requestExamples: Partial<Record<SchemaName, object>> = {
     max_redemptions_per_customer: 1,
   },
   codesIssue: { count: 100 },
+  issuanceJobCreate: { count: 100000 },
   voidTransaction: {
     site_id: 'S-0042',
     pos_transaction_id: 'T-1001',
@@ -591,6 +592,34 @@ const operations: Record<string, Operation> = {
         "The generator is inactive, or too close to exhausting its codes to issue that many (issue fewer, or use a longer code_length), or the account's issued codes would pass its quota " +
         '(ACCOUNT_CODE_QUOTA, 10,000,000 by default; the message names the quota and what the account holds), or the Idempotency-Key was already used with a different body. Nothing was issued.',
     },
+  },
+  createIssuanceJob: {
+    bodyNote: 'count: 1 to 1,000,000 codes, issued all together or not at all.',
+    success: {
+      202: {
+        description:
+          'Accepted: the job runs (status running, issued 0). Poll GET /v1.0/issuance_jobs/{id} (Location): issued grows, never decreasing, then status is completed (every code issued at once, ' +
+          "their issued_at the job's completed_at, with one codes.issued event) or failed (error names the reason; none of its codes is ever issued). The codes are listed by GET /v1.0/codegen/{id}/codes.",
+        headers: {
+          ...coreHeaders,
+          Location: header('/v1.0/issuance_jobs/{id}', { type: 'string', pattern: '^/v1\\.0/issuance_jobs/[1-9][0-9]*$' }),
+          'Idempotent-Replayed': header('true when this is the stored answer to an earlier request.', { const: 'true' }, false),
+        },
+        content: { 'application/json': { schema: ref('IssuanceJobResponse') } },
+      },
+    },
+    refuses: [409],
+    errorDescriptions: {
+      409:
+        "The generator is inactive, or its shape cannot make that many distinct codes, or the account has 3 issuance jobs running (wait for one to end), or the account's issued codes would pass its quota " +
+        '(ACCOUNT_CODE_QUOTA; the codes of a job are reserved when it starts and given back if it fails), or the Idempotency-Key was already used with a different body. Nothing was started.',
+    },
+  },
+  getIssuanceJob: {
+    success: read(
+      'The issuance job: its progress (issued, never decreasing) while running, then completed or failed (error naming the reason).',
+      'IssuanceJobResponse',
+    ),
   },
   getCode: {
     success: read('The code, spelled as issued, with the redemption that holds it now (or nulls) and its uses, exact.', 'CodeResponse'),
@@ -1037,6 +1066,37 @@ const schemas = {
       codes: { type: 'array', minItems: 1, maxItems: 1000, uniqueItems: true, items: { type: 'string', pattern: '^[A-Z0-9-]{4,48}$' } },
       code_generator_id: { type: 'integer', minimum: 1 },
       issued_at: { type: 'string', format: 'date-time' },
+    },
+  },
+  IssuanceJobResponse: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['issuance_job'],
+    properties: {
+      issuance_job: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'code_generator_id', 'count', 'issued', 'status', 'error', 'created_at', 'completed_at'],
+        properties: {
+          id: { type: 'integer', minimum: 1 },
+          code_generator_id: { type: 'integer', minimum: 1 },
+          count: { type: 'integer', minimum: 1, maximum: 1000000 },
+          issued: {
+            type: 'integer',
+            minimum: 0,
+            maximum: 1000000,
+            description: "The job's codes written so far; never decreasing. They read as issued only once status is completed.",
+          },
+          status: { enum: ['running', 'completed', 'failed'] },
+          error: { type: ['string', 'null'], description: 'Why a failed job failed (e.g. the code space is exhausted); null otherwise.' },
+          created_at: { type: 'string', format: 'date-time' },
+          completed_at: {
+            type: ['string', 'null'],
+            format: 'date-time',
+            description: "When the job completed (its codes' issued_at) or failed; null while running.",
+          },
+        },
+      },
     },
   },
   CodeResponse: {

@@ -12,11 +12,17 @@ const DIGITS = '0123456789';
 export type CodeSettings = Pick<CodeGenerator, 'generation_type' | 'code_length' | 'prefix'>;
 
 export function randomCode(settings: CodeSettings): string {
+  return codeFromBytes(settings, () => randomBytes(settings.code_length * 2));
+}
+
+/** A code of the generator's shape read from the bytes `bytes` gives, block after block, until it is long enough. */
+export function codeFromBytes(settings: CodeSettings, bytes: (block: number) => Uint8Array): string {
   let code = settings.prefix;
   const numeric = settings.generation_type === 'numeric';
-  while (code.length < settings.prefix.length + settings.code_length) {
-    for (const byte of randomBytes(settings.code_length * 2)) {
-      if (code.length === settings.prefix.length + settings.code_length) break;
+  const end = settings.prefix.length + settings.code_length;
+  for (let block = 0; code.length < end; block++) {
+    for (const byte of bytes(block)) {
+      if (code.length === end) break;
       if (!numeric) code += TILLGATE_ALPHABET[byte & 31];
       else if (byte < 250) code += DIGITS[byte % 10];
     }

@@ -1,4 +1,6 @@
 import { findCodeGenerator, findCodeGenerators, type CodeGenerator } from '#data/code-generators';
+import { conflict, notFound } from '#http/errors';
+import type { CodeSettings } from './code-shapes.ts';
 
 /**
  * A per-environment cache of code generators' settings. The shape of a generator's codes
@@ -91,4 +93,19 @@ export async function settingsOf(accountId: number, ids: readonly number[], fres
   }
   const found = await Promise.all(ids.map((id) => generatorSettings(accountId, id, Number.POSITIVE_INFINITY)));
   return new Map(ids.map((id, index) => [id, found[index]]));
+}
+
+/**
+ * The shape of an active generator's codes, for an issuance (a request or a job). The shape never
+ * changes (only status, description and terms do), so each execution environment reads it once
+ * per generator; an issuance's completing transaction checks the status again. An inactive
+ * generator answers 409 at once, after a fresh read (it may have been activated since the cache
+ * saw it); another account's, or none, 404.
+ */
+export async function activeCodeSettings(accountId: number, id: number, act: string): Promise<CodeSettings> {
+  let settings = await generatorSettings(accountId, id, Number.POSITIVE_INFINITY);
+  if (settings?.status === 'inactive') settings = await generatorSettings(accountId, id, 0);
+  if (!settings) throw notFound(`Code generator ${id} not found`);
+  if (settings.status !== 'active') throw conflict(`Code generator ${id} is inactive; activate it to ${act}`);
+  return settings;
 }

@@ -1,11 +1,11 @@
 import { api } from '#http/chain';
 import { codeSpace, randomCode, type CodeSettings } from './code-shapes.ts';
-import { conflict, notFound, serviceUnavailable } from '#http/errors';
+import { conflict, serviceUnavailable } from '#http/errors';
 import { generatorIsActive } from '#data/code-generators';
 import { finaliseCode, forgetPendingCodes, newCodeItem, putCode, putIssuance, takenCodes } from '#data/codes';
 import { codeQuotaRoom, quotaRefusal, takeFromCodeQuota } from '#data/code-quota';
 import { overQuota } from './code-quota.ts';
-import { generatorSettings } from './generator-settings.ts';
+import { activeCodeSettings } from './generator-settings.ts';
 import { issuancePlan } from './issuance-plan.ts';
 import { allOrFirstError } from './side-by-side.ts';
 import { logger } from '#runtime/observability';
@@ -48,7 +48,7 @@ export const handler = api<{ count: number }, { id: number }>({
   const { id } = event.params;
   const { count } = event.body;
   const scope = idempotencyScope(event.headers, context.accountId, 'issueCodes', { id, count });
-  const settings = await codeSettings(context.accountId, id);
+  const settings = await activeCodeSettings(context.accountId, id, 'issue codes');
   if (count > codeSpace(settings)) throw exhausted();
 
   const { batches, batchSize, lastSize } = issuancePlan(count, scope !== undefined);
@@ -114,20 +114,6 @@ async function scheduleCheck(accountId: number, generatorId: number, issuanceId:
 
 /** Transactions of one call in flight at once: side by side, without flooding the table's partitions. */
 const SIDE_BY_SIDE = 4;
-
-/**
- * The shape of a generator's codes never changes (only status and description do), so each
- * execution environment reads it once per generator; its status is checked inside the
- * transaction that completes the issuance. An inactive generator answers 409 at once, after a
- * fresh read (it may have been activated since the cache saw it).
- */
-async function codeSettings(accountId: number, id: number): Promise<CodeSettings> {
-  let settings = await generatorSettings(accountId, id, Number.POSITIVE_INFINITY);
-  if (settings?.status === 'inactive') settings = await generatorSettings(accountId, id, 0);
-  if (!settings) throw notFound(`Code generator ${id} not found`);
-  if (settings.status !== 'active') throw conflict(`Code generator ${id} is inactive; activate it to issue codes`);
-  return settings;
-}
 
 /** One call's codes: drawn unique within the call, written batch by batch, replaced when taken. */
 class Issuance {

@@ -1,6 +1,7 @@
 import { timesRedeemed, type CodeGenerator, type Discount, type Money } from '#data/code-generators';
 import type { CodeView } from '#data/codes';
 import type { CodeRedemption } from '#data/code-counts';
+import type { IssuanceJob } from '#data/issuance-jobs';
 
 /**
  * The eleven fields of the seed, in its order, then the promotion's terms and its limits with
@@ -97,5 +98,19 @@ export function presentCodeRedemption(redemption: CodeRedemption) {
     redeemed_at: redemption.redeemed_at,
     discount_amount: redemption.discount_amount ?? null,
     currency: redemption.currency ?? null,
+  };
+}
+
+/** An issuance job as the back office sees it (never its secret, nor its chunks). */
+export function presentIssuanceJob(job: IssuanceJob) {
+  return {
+    id: job.id,
+    code_generator_id: job.code_generator_id,
+    count: job.count,
+    issued: job.issued,
+    status: job.status,
+    error: job.error,
+    created_at: job.created_at,
+    completed_at: job.completed_at,
   };
 }

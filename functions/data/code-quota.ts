@@ -59,3 +59,11 @@ export const quotaRefusal = (item: Record<string, unknown> | undefined, quota = 
   quota,
   issued: Number(item?.issued ?? 0),
 });
+
+/**
+ * Part of the transaction that fails an issuance job: the `count` codes its creation took from
+ * the quota are given back, so that the count stays exactly the codes that read as issued.
+ */
+export function giveBackToCodeQuota(accountId: number, count: number): TransactItem {
+  return { Update: { TableName: TABLE, Key: key(accountId), UpdateExpression: 'ADD issued :less', ExpressionAttributeValues: { ':less': -count } } };
+}

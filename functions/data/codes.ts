@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documents } from '#runtime/clients';
 import { tableName } from '#runtime/config';
@@ -25,8 +25,17 @@ const TABLE = CODES_TABLE;
  *
  * A redeemed code names its holder, the POS transaction (`holder`: its transaction_key) with its
  * site, transaction id and time; the void of that transaction releases it (the four removed).
- * The indexes are sparse: `generator_key` (every issued code of a generator) and `redeemed_key`
- * (`account#generator#true|false`), both sorted by code.
+ * One sparse index, `by_redeemed` (`redeemed_key`: `account#generator#true|false`), sorted by
+ * code: the list of all a generator's codes is the merge of its two partitions, read side by
+ * side from one cursor (listCodes). `generator_key` is a plain attribute, no longer an index key:
+ * it marks a code as listed (its redeemed state is kept in step, settleRedeemedState).
+ *
+ * An issuance job's codes (codes/run-issuance-jobs.ts) are written once each, pending, naming
+ * the job's issuance and with their index key already set, and never rewritten at completion:
+ * they read as issued once the job's issuance record exists, with its `issued_at` (the job's
+ * `completed_at`; their items carry none), and the list drops the entries of an issuance that has
+ * no record (yet, or ever: a failed job). A complete issuance's record is never removed, so each
+ * execution environment keeps the ones it found (completedIssuances).
  *
  * A multi-use code's uses are held through its shards (table codeShards); the rollUpCodeUses
  * worker copies each shard's `used` onto the code (`shard_uses`, shard-uses.ts) and keeps
@@ -41,6 +50,8 @@ export interface CodeItem {
   issued_at: string;
   issuance_id: number;
   pending: boolean;
+  /** An issuance job's code: which of the job's slots it fills (codes/issuance-job-codes.ts). */
+  slot?: number;
   generator_key?: string;
   redeemed_key?: string;
   holder?: string;
@@ -74,6 +85,9 @@ export interface CodeView {
   pooled?: boolean;
   /** The uses of a pooled code's shards as last rolled up onto its item, by shard number (the list's count: it may lag). */
   shard_uses?: ShardUses;
+  /** On the index too: an entry pending of an issuance without a record is left out of the list. */
+  pending?: boolean;
+  issuance_id?: number;
 }
 
 /**
@@ -111,6 +125,43 @@ export function newCodeItem(accountId: number, generatorId: number, code: string
     pending,
     ...(pending ? {} : { generator_key: generatorKey(accountId, generatorId), redeemed_key: redeemedKey(accountId, generatorId, false) }),
   };
+}
+
+/**
+ * One code of an issuance job, as it is written once and for all: pending of the job's issuance
+ * (its id is the job's), the slot it fills, its index key already set, no `issued_at` (the
+ * issuance record's is the job's `completed_at`). Listed (`generator_key`) from the start: the
+ * list leaves it out until its issuance record exists.
+ */
+export function newJobCodeItem(accountId: number, generatorId: number, code: string, jobId: number, slot: number): Omit<CodeItem, 'issued_at'> {
+  return {
+    code_key: codeKey(accountId, code),
+    code,
+    account_id: accountId,
+    code_generator_id: generatorId,
+    issuance_id: jobId,
+    pending: true,
+    slot,
+    generator_key: generatorKey(accountId, generatorId),
+    redeemed_key: redeemedKey(accountId, generatorId, false),
+  };
+}
+
+/**
+ * One conditional PutItem, never a transaction (1 write unit, and 1 on the index): `written`,
+ * or the code as it already is (an earlier copy of the same slot, or another code's).
+ */
+export async function putJobCode(item: Omit<CodeItem, 'issued_at'>): Promise<{ written: true } | { written: false; existing: Partial<CodeItem> | undefined }> {
+  try {
+    await documents.send(
+      new PutCommand({ TableName: TABLE, Item: item, ConditionExpression: 'attribute_not_exists(code_key)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
+    );
+    return { written: true };
+  } catch (error) {
+    if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    const old = (error as { Item?: Record<string, AttributeValue> }).Item;
+    return { written: false, existing: old ? (unmarshall(old) as Partial<CodeItem>) : undefined };
+  }
 }
 
 export function putCode(item: CodeItem): TransactItem {
@@ -261,7 +312,8 @@ export function redeemCode(item: CodeItem, holder: Holder, amount: RecordedAmoun
     Update: {
       TableName: TABLE,
       Key: { code_key: item.code_key },
-      UpdateExpression: `SET holder = :holder, redeemed_at = :at, site_id = :site, pos_transaction_id = :pos, redeemed_key = :redeemed, pending = :false, generator_key = :generator${
+      // A pending code of a complete issuance stops being pending here: it takes its issuance's issued_at.
+      UpdateExpression: `SET holder = :holder, redeemed_at = :at, site_id = :site, pos_transaction_id = :pos, redeemed_key = :redeemed, pending = :false, generator_key = :generator, issued_at = :issued${
         amount ? ', discount_amount = :amount, currency = :currency' : ''
       }`,
       ConditionExpression: 'attribute_exists(code_key) AND attribute_not_exists(holder) AND attribute_not_exists(pooled)',
@@ -273,6 +325,7 @@ export function redeemCode(item: CodeItem, holder: Holder, amount: RecordedAmoun
         ':redeemed': redeemedKey(item.account_id, item.code_generator_id, true),
         ':false': false,
         ':generator': generatorKey(item.account_id, item.code_generator_id),
+        ':issued': item.issued_at,
         ...(amount ? { ':amount': amount.discount_amount, ':currency': amount.currency } : {}),
       },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -380,19 +433,51 @@ export async function takenCodes(accountId: number, codes: readonly string[]): P
   return taken;
 }
 
-/** Whether a code item reads as issued: not pending, or pending of an issuance that completed. */
-export async function isIssued(item: CodeItem): Promise<boolean> {
-  if (!item.pending) return true;
+/**
+ * Complete issuances this execution environment has seen, with their `issued_at`: a record, once
+ * written, is never removed or changed, so an entry is never stale. Bounded; cleared when full.
+ */
+const completedIssuances = new Map<string, string>();
+const COMPLETED_ISSUANCES_KEPT = 10_000;
+
+/** The `issued_at` of a complete issuance (a consistent GetItem, unless this environment knows it already), or undefined. */
+async function issuanceIssuedAt(accountId: number, generatorId: number, issuanceId: number): Promise<string | undefined> {
+  const key = issuanceKey(accountId, generatorId, issuanceId);
+  const known = completedIssuances.get(key);
+  if (known !== undefined) return known;
   const { Item } = await documents.send(
     new GetCommand({
       TableName: TABLE,
-      Key: { code_key: issuanceKey(item.account_id, item.code_generator_id, item.issuance_id) },
+      Key: { code_key: key },
       ConsistentRead: true,
-      // Not the codes it names while they are pending: only whether it exists.
-      ProjectionExpression: 'code_key',
+      // Not the codes it names while they are pending: only whether it exists, and since when.
+      ProjectionExpression: 'issued_at',
     }),
   );
-  return Item !== undefined;
+  if (Item === undefined) return undefined;
+  if (completedIssuances.size >= COMPLETED_ISSUANCES_KEPT) completedIssuances.clear();
+  completedIssuances.set(key, String(Item.issued_at));
+  return String(Item.issued_at);
+}
+
+/**
+ * The code as it reads when issued (not pending, or pending of an issuance that completed; its
+ * `issued_at` then the issuance record's), or undefined while it does not read as issued.
+ */
+export async function asIssued<T extends Pick<CodeItem, 'account_id' | 'code_generator_id'> & { pending?: boolean; issuance_id?: number; issued_at?: string }>(
+  item: T,
+  /** Answers already looked up by this caller, by issuance id (a list page meets many entries of one job). */
+  lookedUp?: Map<number, Promise<string | undefined>>,
+): Promise<(T & { issued_at: string }) | undefined> {
+  if (!item.pending) return item as T & { issued_at: string };
+  const issuanceId = item.issuance_id!;
+  let lookup = lookedUp?.get(issuanceId);
+  if (!lookup) {
+    lookup = issuanceIssuedAt(item.account_id, item.code_generator_id, issuanceId);
+    lookedUp?.set(issuanceId, lookup);
+  }
+  const issuedAt = await lookup;
+  return issuedAt === undefined ? undefined : { ...item, issued_at: issuedAt };
 }
 
 /** The code as issued, if this generator of this account issued it (letters in any case). */
@@ -402,30 +487,71 @@ export async function findIssuedCode(accountId: number, generatorId: number, typ
   const { Item } = await documents.send(new GetCommand({ TableName: TABLE, Key: { code_key: codeKey(accountId, code) }, ConsistentRead: true }));
   const item = Item as CodeItem | undefined;
   if (!item || item.code_generator_id !== generatorId) return undefined;
-  return (await isIssued(item)) ? item : undefined;
+  return asIssued(item);
 }
+
+/** Rounds of Queries one page of the list may take to fill itself past entries of issuances not complete. */
+const LIST_ROUNDS = 4;
 
 /**
  * One page of a generator's issued codes in code order after `afterCode`, optionally only the
- * redeemed or unredeemed ones: one Query of `limit + 1` items on a sparse index, no filter, so
- * every page but the last is full. The indexes are eventually consistent (about a second).
+ * redeemed or unredeemed ones, from the sparse index by_redeemed (eventually consistent: about a
+ * second). One state is one partition: a Query of `limit + 1` entries. All codes are the merge
+ * of the two partitions, read side by side from the same position (2 Queries); the merged order
+ * holds up to the smaller of the last codes of the partitions that have more.
+ *
+ * Entries pending of an issuance without a record (a job still running, or failed) are left out,
+ * and the page reads on to fill itself, at most LIST_ROUNDS rounds: while a job of this generator
+ * runs, a page may hold fewer codes than `limit` (none, even) with a `next` position to go on
+ * from. Otherwise every page but the last is full.
  */
 export async function listCodes(accountId: number, generatorId: number, options: { redeemed?: boolean; afterCode?: string; limit: number }) {
-  const byState = options.redeemed !== undefined;
+  const states = options.redeemed === undefined ? [false, true] : [options.redeemed];
+  const found: CodeView[] = [];
+  // One read per issuance met on the page, not per entry: a running job's entries have no record to cache.
+  const lookedUp = new Map<number, Promise<string | undefined>>();
+  let after = options.afterCode;
+  let exhausted = false;
+  for (let round = 0; round < LIST_ROUNDS && !exhausted && found.length <= options.limit; round++) {
+    const want = options.limit + 1 - found.length;
+    const pages = await Promise.all(states.map((state) => queryState(accountId, generatorId, state, after, want)));
+    const open = pages.filter((page) => page.items.length >= want);
+    exhausted = open.length === 0;
+    const bound = exhausted ? undefined : open.map((page) => page.items.at(-1)!.code).sort()[0];
+    const merged = pages
+      .flatMap((page) => page.items)
+      .filter((item) => bound === undefined || item.code <= bound)
+      .sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+    for (const item of merged) {
+      const issued = await asIssued({ ...item, account_id: accountId }, lookedUp);
+      if (issued) found.push(listed(issued));
+    }
+    after = bound;
+  }
+  const more = found.length > options.limit || !exhausted;
+  const items = found.slice(0, options.limit);
+  // A page cut short by entries of an issuance not complete goes on from where its reading stopped.
+  const next = found.length > options.limit ? items.at(-1)?.code : after;
+  return { items, more, ...(more && next !== undefined ? { next } : {}) };
+}
+
+/** The entry as the list shows it: the index's own attributes, without those that only decide whether it shows. */
+function listed(item: CodeView & { account_id: number }): CodeView {
+  const { account_id: _account, pending: _pending, issuance_id: _issuance, ...view } = item;
+  return view as CodeView;
+}
+
+async function queryState(accountId: number, generatorId: number, redeemed: boolean, afterCode: string | undefined, limit: number) {
   const page = await documents.send(
     new QueryCommand({
       TableName: TABLE,
-      IndexName: byState ? 'by_redeemed' : 'by_generator',
+      IndexName: 'by_redeemed',
       // No projection: a Query is billed on the index entries it reads, whatever it returns.
-      KeyConditionExpression: `#partition = :key${options.afterCode !== undefined ? ' AND #code > :after' : ''}`,
-      ExpressionAttributeNames: { '#partition': byState ? 'redeemed_key' : 'generator_key', ...(options.afterCode !== undefined ? { '#code': 'code' } : {}) },
-      ExpressionAttributeValues: {
-        ':key': byState ? redeemedKey(accountId, generatorId, options.redeemed!) : generatorKey(accountId, generatorId),
-        ...(options.afterCode !== undefined ? { ':after': options.afterCode } : {}),
-      },
-      Limit: options.limit + 1,
+      KeyConditionExpression: `redeemed_key = :key${afterCode !== undefined ? ' AND #code > :after' : ''}`,
+      ...(afterCode !== undefined ? { ExpressionAttributeNames: { '#code': 'code' } } : {}),
+      ExpressionAttributeValues: { ':key': redeemedKey(accountId, generatorId, redeemed), ...(afterCode !== undefined ? { ':after': afterCode } : {}) },
+      Limit: limit,
     }),
   );
-  const items = (page.Items ?? []) as CodeView[];
-  return { items: items.slice(0, options.limit), more: items.length > options.limit };
+  return { items: (page.Items ?? []) as CodeView[] };
 }

@@ -1,6 +1,6 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { documents } from '#runtime/clients';
-import { CODES_TABLE, codeKey, isIssued, type CodeItem } from './codes.ts';
+import { asIssued, CODES_TABLE, codeKey, type CodeItem } from './codes.ts';
 import { POS_TRANSACTIONS_TABLE, transactionKey, type PosTransaction } from './pos-transactions.ts';
 import { pause } from './transactions.ts';
 
@@ -38,7 +38,8 @@ export async function readRedemptionState(accountId: number, siteId: string, pos
   }
   const items = new Map<string, CodeItem>();
   for (const item of found as unknown as CodeItem[]) {
-    if (await isIssued(item)) items.set(item.code, item);
+    const issued = await asIssued(item);
+    if (issued) items.set(issued.code, issued);
   }
   return { codes: items, ...(transaction ? { transaction } : {}) };
 }

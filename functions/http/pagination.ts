@@ -128,7 +128,8 @@ async function nextCursor(accountId: number, filters: string, last: number | str
 /** `{"<name>":[…],"next_cursor":…}`: a cursor only when another page follows. */
 export async function pageBody<T extends object, U>(
   name: string,
-  page: { items: T[]; more: boolean },
+  /** `next`: where the next page starts when the list says so itself (a page cut short, data/codes.ts listCodes). */
+  page: { items: T[]; more: boolean; next?: number | string },
   present: (item: T) => U,
   accountId: number,
   filters: string,
@@ -136,5 +137,6 @@ export async function pageBody<T extends object, U>(
   position: (item: T) => number | string = (item) => (item as { id: number }).id,
 ) {
   const last = page.items.at(-1);
-  return { [name]: page.items.map(present), next_cursor: page.more && last ? await nextCursor(accountId, filters, position(last)) : null };
+  const next = page.next ?? (last && position(last));
+  return { [name]: page.items.map(present), next_cursor: page.more && next !== undefined ? await nextCursor(accountId, filters, next) : null };
 }

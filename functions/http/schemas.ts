@@ -220,6 +220,11 @@ const codesIssue = Type.Object(
   { additionalProperties: false },
 );
 
+const issuanceJobCreate = Type.Object(
+  { count: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'How many codes the job issues, all or none.' }) },
+  { additionalProperties: false },
+);
+
 // ---------------------------------------------------------------- webhook endpoints
 
 const WEBHOOK_STATUSES = ['enabled', 'disabled'] as const;
@@ -457,6 +462,7 @@ export const requestSchemas = {
   codeGeneratorCreate,
   codeGeneratorPatch,
   codesIssue,
+  issuanceJobCreate,
   voidTransaction,
   codesRedemption,
   idPath,

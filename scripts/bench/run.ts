@@ -14,7 +14,8 @@ import { callsFor } from './dynamodb-requests.ts';
 import { measureWarm } from './warm-overhead.ts';
 import { measureWebhooks } from './webhooks.ts';
 import { measurePeak } from './peak.ts';
-import { bundledWorkers } from '../../local/webhooks.ts';
+import { measureJobs } from './jobs.ts';
+import { bundledWorkers, sourceWorkers } from '../../local/webhooks.ts';
 import { startLocalStack } from '../../local/stack.ts';
 import { createTillgate, type Tillgate } from '../../client/index.ts';
 
@@ -32,7 +33,9 @@ import { createTillgate, type Tillgate } from '../../client/index.ts';
  *   6. a promotion at a chain's peak: 50 tills on distinct codes of one promotion, on one multi-use code and on one
  *      budgeted promotion, each against 50 tills on codes of 50 promotions; the most-touched item's share, requests
  *      and capacity per redemption (peak.ts).
+ *   7. issuance jobs: a job's codes per second against raw conditional puts, write units per code (jobs.ts).
  * BENCH_PEAK_ONLY=1: only the peak rows (section 6); no cdk synth (the peak runs the handlers from the sources).
+ * BENCH_JOBS_ONLY=1: only the issuance job rows (section 7); no cdk synth (the worker runs from the sources).
  * BENCH_QUICK=1: fewer calls, runs and iterations, for iterating on the bench itself.
  * BENCH_WEBHOOKS_ONLY=1: only the webhook rows (section 5).
  * BENCH_SKIP_SYNTH=1: use the cdk.out already there.
@@ -57,13 +60,14 @@ const scenarios = allScenarios.filter((scenario) => !only || only.includes(scena
 const mainScenarios = () => allMainScenarios().filter((scenario) => !only || only.includes(scenario.operationId));
 
 const peakOnly = process.env.BENCH_PEAK_ONLY === '1';
-if (process.env.BENCH_SKIP_SYNTH !== '1' && !peakOnly) {
+const jobsOnly = process.env.BENCH_JOBS_ONLY === '1';
+if (process.env.BENCH_SKIP_SYNTH !== '1' && !peakOnly && !jobsOnly) {
   log("bench: cdk synth (the functions' bundles and template) …");
   const synth = spawnSync('cdk', ['synth', '--quiet'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   if (synth.status !== 0) throw new Error('bench: cdk synth failed');
 }
 const cdkOut = resolve(ROOT, 'cdk.out');
-const bundles = peakOnly ? {} : findBundles(cdkOut);
+const bundles = peakOnly || jobsOnly ? {} : findBundles(cdkOut);
 
 // The in-process server counts and records; its client goes through the proxy. The token cache is
 // on, long enough that no lookup falls inside a measured call.
@@ -158,6 +162,28 @@ try {
       asideTables: [names.apiKeys, names.counters],
     });
   };
+  const jobRows = async () => {
+    log(`bench: issuance jobs (${elapsed()}) …`);
+    return measureJobs({
+      api,
+      proxy,
+      dynamodbEndpoint: proxy.endpoint,
+      tableNames: names,
+      loadWorker: jobsOnly ? sourceWorkers : bundledWorkers(bundles),
+      freshToken: context.freshToken,
+      codes: quick ? 2000 : 5000,
+      rounds: quick ? 2 : 4,
+      log,
+    });
+  };
+  if (jobsOnly) {
+    const rows = await jobRows();
+    const date = new Date();
+    writeReport(resolve(ROOT, 'reports/bench-jobs.json'), rows, date);
+    log(`tillgate bench (issuance jobs only), ${date.toISOString()}, ${machine()}`);
+    log(formatTable(rows));
+    throw Object.assign(new Error('done'), { done: true });
+  }
   if (peakOnly) {
     const rows = await peakRows();
     const date = new Date();
@@ -298,7 +324,7 @@ try {
     log,
   });
 
-  const rows: Row[] = [...counted.rows, ...coldRows, ...warmRows, ...httpRows, ...(await webhookRows()), ...(await peakRows())];
+  const rows: Row[] = [...counted.rows, ...coldRows, ...warmRows, ...httpRows, ...(await webhookRows()), ...(await peakRows()), ...(await jobRows())];
   const date = new Date();
   writeReport(resolve(ROOT, 'reports/bench.json'), rows, date);
   log('');

@@ -228,6 +228,56 @@ const issueScenario = (count: number): Scenario => {
   };
 };
 
+/**
+ * Issuance jobs: an account may have 3 running (and the bench runs no worker: its jobs stay
+ * running), so each job request goes to a fresh account, three to each of its generators. The
+ * generator's settings are read once per environment and generator.
+ */
+const jobRequest = (token: string, generatorId: number, count: number): HttpRequest => ({
+  ...to('createIssuanceJob', { id: generatorId }),
+  headers: { 'X-Auth-Token': token, 'Content-Type': 'application/json' },
+  body: json({ count } satisfies CoreBody<'createIssuanceJob'>),
+});
+async function jobRequests(context: BenchContext, count: number): Promise<HttpRequest[]> {
+  const requests: HttpRequest[] = [];
+  while (requests.length < count) {
+    const token = await context.freshToken();
+    const made = await context.client(token).core.POST('/v1.0/codegen', { body: generatorBody });
+    if (made.status !== 201) throw new Error(`bench: could not make a code generator: ${made.status} ${json(made.error)}`);
+    for (let i = 0; i < 3 && requests.length < count; i++) requests.push(jobRequest(token, made.data.code_generator.id, 100_000));
+  }
+  return requests;
+}
+
+const jobScenarios: Scenario[] = [
+  {
+    operationId: 'createIssuanceJob',
+    variant: 'count 100000',
+    expectStatus: 202,
+    // The quota's consistent GetItem and one transaction (the generator's settings cached: a
+    // third of the calls read them, one per fresh generator).
+    requestTarget: '2',
+    floor: {
+      units: 9,
+      how: "the job, the running jobs, the quota and the generator's status check: 4 transactional items ≤1 KB × 2 WCU; the quota's consistent read 1 RCU",
+    },
+    prepare: (context, count) => jobRequests(context, count),
+  },
+  {
+    operationId: 'getIssuanceJob',
+    variant: 'running',
+    expectStatus: 200,
+    requestTarget: '1',
+    floor: { units: 1, how: '1 consistent read ≤4 KB = 1 RCU' },
+    prepare: async (context, count) => {
+      const [generator] = await sharedGenerators(context, 'jobs', 1);
+      const started = await context.client().core.POST('/v1.0/codegen/{id}/issuance_jobs', { params: { path: { id: generator! } }, body: { count: 10 } });
+      if (started.status !== 202) throw new Error(`bench: could not start an issuance job: ${started.status} ${json(started.error)}`);
+      return times(count, () => ({ ...to('getIssuanceJob', { id: started.data.issuance_job.id }), headers: { 'X-Auth-Token': context.token } }));
+    },
+  },
+];
+
 /** `count` codes of one shared generator, issued through tillgate (in calls of up to 1000). */
 async function issuedCodes(context: BenchContext, name: string, count: number): Promise<{ generator: number; codes: string[] }> {
   const [generator] = await sharedGenerators(context, name, 1);
@@ -620,11 +670,13 @@ export const scenarios: readonly Scenario[] = [
   },
   issueScenario(100),
   issueScenario(1000),
+  ...jobScenarios,
   {
     operationId: 'listCodes',
     variant: 'a page',
     expectStatus: 200,
-    requestTarget: '2 (in parallel)',
+    // The generator, and both partitions of by_redeemed read side by side (the whole list is their merge).
+    requestTarget: '3 (in parallel)',
     floor: {
       units: (calls) => pageReadUnits(calls, DEFAULT_PAGE, false) + 1,
       how: "the page's projected items from the index, eventually consistent: ceil(bytes / 4 KB) / 2 RCU, + the generator (its maximum), consistent ≤4 KB: 1 RCU",

@@ -192,11 +192,21 @@ describe('docs/api.md: statuses and message ids', () => {
       .split('\n')
       .find((line) => line.startsWith('| 409 |'))!;
     // One phrase of the row per cause; a new conflict( in a handler needs its phrase here and there.
-    const causes = ['Idempotency-Key', 'inactive', 'exhausting', 'webhook endpoint limit', 'retried on a `disabled` endpoint', 'redemption or check refused'];
+    const causes = [
+      'Idempotency-Key',
+      'inactive',
+      'exhausting',
+      'webhook endpoint limit',
+      'retried on a `disabled` endpoint',
+      'redemption or check refused',
+      'issuance jobs running',
+      'whole space of codes',
+    ];
     for (const cause of causes) expect(row, cause).toContain(cause);
     const thrown = spawnSync('grep', ['-rhoE', "conflict\\((`|')[^`']{0,30}", 'functions'], { encoding: 'utf8' }).stdout.trim().split('\n');
-    // Six throws, five causes: "inactive" is thrown before and inside the issuing transaction.
-    expect(thrown.length, `conflict( calls in functions/: ${thrown.join(' | ')}`).toBe(6);
+    // Eight throws on one line, seven causes: "inactive" is thrown before and inside the issuing
+    // transaction and the issuance job's (the job's "can make N distinct codes" is thrown on two lines).
+    expect(thrown.length, `conflict( calls in functions/: ${thrown.join(' | ')}`).toBe(8);
   });
 
   it('the pos message_id list names every code the pos host can answer with', () => {

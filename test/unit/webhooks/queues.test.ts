@@ -366,7 +366,7 @@ describe("the local stack's stand-in for SQS", () => {
   });
 
   it('the local SQS endpoint takes what the SDK sends (SendMessageBatch, SendMessage) and hands it to the queue of its URL; a refused entry is reported Failed', async () => {
-    const got: Record<string, QueuedMessage[]> = { webhookDeliveries: [], webhookRetries: [], issuanceFinalisation: [], fanOutFailures: [] };
+    const got: Record<string, QueuedMessage[]> = { webhookDeliveries: [], webhookRetries: [], issuanceFinalisation: [], issuanceJobs: [], fanOutFailures: [] };
     const keep = (id: string) => ({
       send: async (messages: readonly QueuedMessage[]) => {
         if (messages.some((m) => m.body === 'refuse')) throw new Error('refused');
@@ -377,6 +377,7 @@ describe("the local stack's stand-in for SQS", () => {
       webhookDeliveries: keep('webhookDeliveries'),
       webhookRetries: keep('webhookRetries'),
       issuanceFinalisation: keep('issuanceFinalisation'),
+      issuanceJobs: keep('issuanceJobs'),
       fanOutFailures: keep('fanOutFailures'),
     });
     const client = new SQSClient({ endpoint: sqs.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
@@ -400,6 +401,7 @@ describe("the local stack's stand-in for SQS", () => {
         webhookDeliveries: [{ body: 'one', groupId: 'g', deduplicationId: 'd1' }],
         webhookRetries: [{ body: 'two', delaySeconds: 5 }],
         issuanceFinalisation: [{ body: 'three', delaySeconds: 30 }],
+        issuanceJobs: [],
         fanOutFailures: [],
       });
       await expect(client.send(new SendMessageCommand({ QueueUrl: `${sqs.endpoint}/000000000000/other`, MessageBody: 'x' }))).rejects.toThrow(/No local queue/);

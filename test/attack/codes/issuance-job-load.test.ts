@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { LocalWebhooks } from '../../../local/webhooks.ts';
+import { winterPromotion } from '../../support/fixtures.ts';
+import { call } from '../../support/http.ts';
+import { useLocalApi } from '../../support/local-api.ts';
+import { startTestWebhooks } from '../../support/local-webhooks.ts';
+
+/**
+ * One large issuance job end to end (PRODUCT.md, "Bulk"), in the vitest project `heavy` (it
+ * saturates DynamoDB Local on purpose, so it runs alone, after the others): the job's codes are
+ * written at the rate DynamoDB Local takes conditional puts, `issued` grows and never decreases,
+ * the job completes, and the list pages through exactly `count` distinct codes in code order, each
+ * issued at the job's completed_at. ISSUANCE_JOB_LOAD_CODES sets the size: 100,000 by the issue,
+ * 5,000 by default in CI, whose loaded 2-core machine takes 70 to 250 puts a second from DynamoDB
+ * Local (docs/issuance-jobs.md, "Measured"). Would catch: a job that stalls, loses or doubles a
+ * chunk at size, or a list that drops or repeats codes across pages of a large generator.
+ */
+const COUNT = Number(process.env.ISSUANCE_JOB_LOAD_CODES ?? 5_000);
+const ctx = useLocalApi();
+let workers: LocalWebhooks;
+beforeAll(async () => {
+  workers = await startTestWebhooks({ streams: false });
+});
+afterAll(async () => {
+  await workers?.close();
+});
+
+it(`a job of ${COUNT} codes completes, never going back, and lists exactly its codes`, { timeout: 900_000 }, async () => {
+  const token = ctx.account.token;
+  const created = await call(ctx.api, 'core', 'POST', '/v1.0/codegen', { token, body: { code_generator: { ...winterPromotion, code_length: 10 } } });
+  expect(created.status, created.text).toBe(201);
+  const id = created.json.code_generator.id as number;
+  const started = Date.now();
+  const response = await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${id}/issuance_jobs`, { token, body: { count: COUNT } });
+  expect(response.status, response.text).toBe(202);
+  const jobId = response.json.issuance_job.id as number;
+  let job: Record<string, any>;
+  for (let last = 0; ; ) {
+    const read = await call(ctx.api, 'core', 'GET', `/v1.0/issuance_jobs/${jobId}`, { token });
+    expect(read.status, read.text).toBe(200);
+    job = read.json.issuance_job;
+    expect(job.issued).toBeGreaterThanOrEqual(last);
+    last = job.issued;
+    if (job.status !== 'running') break;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  const jobMs = Date.now() - started;
+  expect(job).toMatchObject({ status: 'completed', issued: COUNT });
+  let previous = '';
+  let listed = 0;
+  let cursor: string | null = null;
+  do {
+    const page = await call(ctx.api, 'core', 'GET', `/v1.0/codegen/${id}/codes?limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { token });
+    expect(page.status, page.text).toBe(200);
+    for (const code of page.json.codes as { code: string; issued_at: string }[]) {
+      expect(code.code > previous, `${code.code} after ${previous}`).toBe(true);
+      expect(code.issued_at).toBe(job.completed_at);
+      previous = code.code;
+      listed++;
+    }
+    cursor = page.json.next_cursor;
+  } while (cursor);
+  expect(listed).toBe(COUNT);
+  console.info(
+    `issuance job of ${COUNT} codes: ${jobMs} ms to completed (${Math.round(COUNT / (jobMs / 1000))} codes/s), list read in ${Date.now() - started - jobMs} ms`,
+  );
+});
