@@ -220,6 +220,15 @@ const codesIssue = Type.Object(
   { additionalProperties: false },
 );
 
+const exportCreate = Type.Object(
+  {
+    redeemed: Type.Optional(
+      Type.Boolean({ description: 'Only the redeemed codes (true: times_redeemed of 1 or more) or only the others (false); absent: every issued code.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 // ---------------------------------------------------------------- webhook endpoints
 
 const WEBHOOK_STATUSES = ['enabled', 'disabled'] as const;
@@ -457,6 +466,7 @@ export const requestSchemas = {
   codeGeneratorCreate,
   codeGeneratorPatch,
   codesIssue,
+  exportCreate,
   voidTransaction,
   codesRedemption,
   idPath,

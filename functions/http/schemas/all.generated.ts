@@ -3,6 +3,7 @@
 import codeGeneratorCreate from './codeGeneratorCreate.generated.ts';
 import codeGeneratorPatch from './codeGeneratorPatch.generated.ts';
 import codesIssue from './codesIssue.generated.ts';
+import exportCreate from './exportCreate.generated.ts';
 import voidTransaction from './voidTransaction.generated.ts';
 import codesRedemption from './codesRedemption.generated.ts';
 import idPath from './idPath.generated.ts';
@@ -15,4 +16,4 @@ import webhookEndpointCreate from './webhookEndpointCreate.generated.ts';
 import webhookEndpointPatch from './webhookEndpointPatch.generated.ts';
 import emptyObject from './emptyObject.generated.ts';
 import deliveryPath from './deliveryPath.generated.ts';
-export const validators = { codeGeneratorCreate, codeGeneratorPatch, codesIssue, voidTransaction, codesRedemption, idPath, codePath, listQuery, codeGeneratorListQuery, codeListQuery, codeRedemptionListQuery, webhookEndpointCreate, webhookEndpointPatch, emptyObject, deliveryPath };
+export const validators = { codeGeneratorCreate, codeGeneratorPatch, codesIssue, exportCreate, voidTransaction, codesRedemption, idPath, codePath, listQuery, codeGeneratorListQuery, codeListQuery, codeRedemptionListQuery, webhookEndpointCreate, webhookEndpointPatch, emptyObject, deliveryPath };

@@ -289,7 +289,7 @@ describe("the local stack's stand-in for SQS", () => {
   });
 
   it('the local SQS endpoint takes what the SDK sends (SendMessageBatch, SendMessage) and hands it to the queue of its URL; a refused entry is reported Failed', async () => {
-    const got: Record<string, QueuedMessage[]> = { webhookDeliveries: [], webhookRetries: [], issuanceFinalisation: [], fanOutFailures: [] };
+    const got: Record<string, QueuedMessage[]> = { webhookDeliveries: [], webhookRetries: [], issuanceFinalisation: [], fanOutFailures: [], exports: [] };
     const keep = (id: string) => ({
       send: async (messages: readonly QueuedMessage[]) => {
         if (messages.some((m) => m.body === 'refuse')) throw new Error('refused');
@@ -300,6 +300,7 @@ describe("the local stack's stand-in for SQS", () => {
       webhookDeliveries: keep('webhookDeliveries'),
       webhookRetries: keep('webhookRetries'),
       issuanceFinalisation: keep('issuanceFinalisation'),
+      exports: keep('exports'),
       fanOutFailures: keep('fanOutFailures'),
     });
     const client = new SQSClient({ endpoint: sqs.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
