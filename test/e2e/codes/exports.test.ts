@@ -245,4 +245,22 @@ describe('exports', () => {
     expect(foreignRead.status).toBe(404);
     expect((await getExport(987_654_321)).status).toBe(404);
   });
+
+  it('the common refusals: 400 for a path id that is not a positive integer, 401 without a token, 413 over 16 KiB, 415 for a body that is not JSON', async () => {
+    const generator = await createGenerator();
+    const post = (path: string, options: Parameters<typeof call>[4]) => call(ctx.api, 'core', 'POST', path, options);
+    expect((await post('/v1.0/codegen/abc/exports', { token: ctx.account.token, body: {} })).status).toBe(400);
+    expect((await post(`/v1.0/codegen/${generator}/exports`, { body: {} })).status).toBe(401);
+    expect((await post(`/v1.0/codegen/${generator}/exports`, { token: ctx.account.token, body: { redeemed: true, pad: 'x'.repeat(17_000) } })).status).toBe(
+      413,
+    );
+    const notJson = await post(`/v1.0/codegen/${generator}/exports`, {
+      token: ctx.account.token,
+      body: 'redeemed=true',
+      headers: { 'Content-Type': 'text/plain' },
+    });
+    expect(notJson.status).toBe(415);
+    expect((await call(ctx.api, 'core', 'GET', '/v1.0/exports/0', { token: ctx.account.token })).status).toBe(400);
+    expect((await call(ctx.api, 'core', 'GET', '/v1.0/exports/1')).status).toBe(401);
+  });
 });

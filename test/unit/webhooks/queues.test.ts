@@ -325,6 +325,7 @@ describe("the local stack's stand-in for SQS", () => {
         webhookRetries: [{ body: 'two', delaySeconds: 5 }],
         issuanceFinalisation: [{ body: 'three', delaySeconds: 30 }],
         fanOutFailures: [],
+        exports: [],
       });
       await expect(client.send(new SendMessageCommand({ QueueUrl: `${sqs.endpoint}/000000000000/other`, MessageBody: 'x' }))).rejects.toThrow(/No local queue/);
     } finally {
