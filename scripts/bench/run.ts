@@ -14,6 +14,7 @@ import { callsFor } from './dynamodb-requests.ts';
 import { measureWarm } from './warm-overhead.ts';
 import { measureWebhooks } from './webhooks.ts';
 import { measurePeak } from './peak.ts';
+import { measureExports } from './exports.ts';
 import { bundledWorkers } from '../../local/webhooks.ts';
 import { startLocalStack } from '../../local/stack.ts';
 import { createTillgate, type Tillgate } from '../../client/index.ts';
@@ -32,6 +33,9 @@ import { createTillgate, type Tillgate } from '../../client/index.ts';
  *   6. a promotion at a chain's peak: 50 tills on distinct codes of one promotion, on one multi-use code and on one
  *      budgeted promotion, each against 50 tills on codes of 50 promotions; the most-touched item's share, requests
  *      and capacity per redemption (peak.ts).
+ *   7. exports: rows per second and peak memory of an export of 100,000 and 1,000,000 codes, each beside the same
+ *      reads without the upload (exports.ts).
+ * BENCH_EXPORTS_ONLY=1: only the export rows (section 7); BENCH_EXPORT_SIZES=100000,1000000 (the default) sets the sizes.
  * BENCH_PEAK_ONLY=1: only the peak rows (section 6); no cdk synth (the peak runs the handlers from the sources).
  * BENCH_QUICK=1: fewer calls, runs and iterations, for iterating on the bench itself.
  * BENCH_WEBHOOKS_ONLY=1: only the webhook rows (section 5).
@@ -57,13 +61,14 @@ const scenarios = allScenarios.filter((scenario) => !only || only.includes(scena
 const mainScenarios = () => allMainScenarios().filter((scenario) => !only || only.includes(scenario.operationId));
 
 const peakOnly = process.env.BENCH_PEAK_ONLY === '1';
-if (process.env.BENCH_SKIP_SYNTH !== '1' && !peakOnly) {
+const exportsOnly = process.env.BENCH_EXPORTS_ONLY === '1';
+if (process.env.BENCH_SKIP_SYNTH !== '1' && !peakOnly && !exportsOnly) {
   log("bench: cdk synth (the functions' bundles and template) …");
   const synth = spawnSync('cdk', ['synth', '--quiet'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   if (synth.status !== 0) throw new Error('bench: cdk synth failed');
 }
 const cdkOut = resolve(ROOT, 'cdk.out');
-const bundles = peakOnly ? {} : findBundles(cdkOut);
+const bundles = peakOnly || exportsOnly ? {} : findBundles(cdkOut);
 
 // The in-process server counts and records; its client goes through the proxy. The token cache is
 // on, long enough that no lookup falls inside a measured call.
@@ -157,6 +162,24 @@ try {
       asideTables: [names.apiKeys, names.counters],
     });
   };
+  const exportRows = async () => {
+    log(`bench: exports (${elapsed()}) …`);
+    return measureExports({
+      context,
+      dynamodbEndpoint: stack.dynamodbEndpoint,
+      codesTable: names.codes,
+      sizes: (process.env.BENCH_EXPORT_SIZES ?? (quick ? '20000' : '100000,1000000')).split(',').map(Number),
+      log,
+    });
+  };
+  if (exportsOnly) {
+    const rows = await exportRows();
+    const date = new Date();
+    writeReport(resolve(ROOT, 'reports/bench-exports.json'), rows, date);
+    log(`tillgate bench (exports only), ${date.toISOString()}, ${machine()}`);
+    log(formatTable(rows));
+    throw Object.assign(new Error('done'), { done: true });
+  }
   if (peakOnly) {
     const rows = await peakRows();
     const date = new Date();
@@ -297,7 +320,7 @@ try {
     log,
   });
 
-  const rows: Row[] = [...counted.rows, ...coldRows, ...warmRows, ...httpRows, ...(await webhookRows()), ...(await peakRows())];
+  const rows: Row[] = [...counted.rows, ...coldRows, ...warmRows, ...httpRows, ...(await webhookRows()), ...(await peakRows()), ...(await exportRows())];
   const date = new Date();
   writeReport(resolve(ROOT, 'reports/bench.json'), rows, date);
   log('');
