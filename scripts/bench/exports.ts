@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { Readable, Writable } from 'node:stream';
+import { type Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -47,7 +47,9 @@ if (process.argv.includes('--child')) {
 /** Seeds `count` issued codes of the generator, 25 to a BatchWriteItem, 16 batches in flight. */
 async function seed(endpoint: string, table: string, accountId: number, generatorId: number, count: number, log: (line: string) => void): Promise<void> {
   const { newCodeItem } = await import('../../functions/data/codes.ts');
-  const client = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+  const client = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+  );
   const issuedAt = new Date().toISOString();
   let next = 0;
   const started = performance.now();
@@ -77,7 +79,9 @@ function child(mode: 'read' | 'upload', args: string[], environment: Record<stri
     });
     let out = '';
     process_.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    process_.on('exit', (code) => (code === 0 ? done(JSON.parse(out.trim().split('\n').at(-1)!) as ChildResult) : fail(new Error(`bench: export child (${mode}) exited ${code}`))));
+    process_.on('exit', (code) =>
+      code === 0 ? done(JSON.parse(out.trim().split('\n').at(-1)!) as ChildResult) : fail(new Error(`bench: export child (${mode}) exited ${code}`)),
+    );
   });
 }
 
@@ -112,7 +116,13 @@ export async function measureExports(options: {
         `reads alone ${(baseline.ms / 1000).toFixed(1)} s, peak RSS ${Math.max(...read.map((r) => r.maxRssMb)).toFixed(0)} MB`,
     );
     rows.push(
-      row(`export of ${label} codes: rows per second (baseline: the same reads and CSV, no upload)`, 'rows/s', (size / upload.ms) * 1000, (size / baseline.ms) * 1000, 'AWS: 1,000,000 within 2 min'),
+      row(
+        `export of ${label} codes: rows per second (baseline: the same reads and CSV, no upload)`,
+        'rows/s',
+        (size / upload.ms) * 1000,
+        (size / baseline.ms) * 1000,
+        'AWS: 1,000,000 within 2 min',
+      ),
       row(
         `export of ${label} codes: peak memory of the exporting process (baseline: the same reads, no upload)`,
         'MB',
