@@ -300,7 +300,7 @@ export async function dayInTheLife(urls: { readonly core: string; readonly pos: 
       note('download the file', download);
       if (download.status !== 200) throw new Error(`download the file: got ${download.status}`);
       const lines = (await download.text()).split('\r\n');
-      file = { rows: read.data.export.rows, header: lines[0]!, lines: lines.length - 2 };
+      file = { rows: read.data.export.rows, header: lines[0] ?? '', lines: lines.length - 2 };
       break;
     }
     await new Promise((done) => setTimeout(done, 100));
