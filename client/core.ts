@@ -116,6 +116,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1.0/codegen/{id}/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export a generator's codes (all, redeemed or unredeemed) as a CSV file on S3
+         * @description Needs a token of scope core (or all); any other answers 403.
+         */
+        post: operations["createExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1.0/exports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an export: its progress, then a download URL for its CSV file
+         * @description Needs a token of scope core (or all); any other answers 403.
+         */
+        get: operations["getExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1.0/codegen/{id}/codes/{code}": {
         parameters: {
             query?: never;
@@ -445,8 +485,8 @@ export interface components {
             event: {
                 id: number;
                 /** @enum {unknown} */
-                type: "code_generator.created" | "code_generator.updated" | "codes.issued" | "transaction.voided" | "codes.redeemed" | "codes.released";
-                /** @description The generator id (code_generator.*, codes.issued), or for transaction.voided, codes.redeemed and codes.released the transaction: site_id and pos_transaction_id, each encoded as encodeURIComponent does, joined by /. */
+                type: "code_generator.created" | "code_generator.updated" | "codes.issued" | "transaction.voided" | "codes.redeemed" | "codes.released" | "export.completed";
+                /** @description The generator id (code_generator.*, codes.issued), the export id (export.completed), or for transaction.voided, codes.redeemed and codes.released the transaction: site_id and pos_transaction_id, each encoded as encodeURIComponent does, joined by /. */
                 resource_id: string;
                 /** Format: date-time */
                 created_at: string;
@@ -484,6 +524,32 @@ export interface components {
                  * @description When the job completed (its codes' issued_at) or failed; null while running.
                  */
                 completed_at: string | null;
+            };
+        };
+        ExportResponse: {
+            export: {
+                id: number;
+                code_generator_id: number;
+                /** @enum {unknown} */
+                status: "running" | "completed" | "failed";
+                /** @description The codes in the file (the header row not counted); 0 until completed. */
+                rows: number;
+                /** @description Why a failed export failed; null otherwise. */
+                error: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                completed_at: string | null;
+                /**
+                 * Format: uri
+                 * @description A presigned S3 GET URL of the CSV file, valid 15 minutes, signed afresh on every read; null unless completed and not yet expired.
+                 */
+                download_url: string | null;
+                /**
+                 * Format: date-time
+                 * @description When the file is deleted: 7 days after completed_at.
+                 */
+                expires_at: string | null;
             };
         };
         CodeResponse: {
@@ -541,7 +607,7 @@ export interface components {
                  *       "*"
                  *     ]
                  */
-                event_types: ("code_generator.created" | "code_generator.updated" | "codes.issued" | "transaction.voided" | "codes.redeemed" | "codes.released" | "*")[];
+                event_types: ("code_generator.created" | "code_generator.updated" | "codes.issued" | "transaction.voided" | "codes.redeemed" | "codes.released" | "export.completed" | "*")[];
                 /** @default  */
                 description: string;
                 /**
@@ -566,7 +632,7 @@ export interface components {
                  *       "*"
                  *     ]
                  */
-                event_types: ("code_generator.created" | "code_generator.updated" | "codes.issued" | "transaction.voided" | "codes.redeemed" | "codes.released" | "*")[];
+                event_types: ("code_generator.created" | "code_generator.updated" | "codes.issued" | "transaction.voided" | "codes.redeemed" | "codes.released" | "export.completed" | "*")[];
                 /** @default  */
                 description: string;
                 /**
@@ -593,7 +659,7 @@ export interface components {
                  *       "*"
                  *     ]
                  */
-                event_types: ("code_generator.created" | "code_generator.updated" | "codes.issued" | "transaction.voided" | "codes.redeemed" | "codes.released" | "*")[];
+                event_types: ("code_generator.created" | "code_generator.updated" | "codes.issued" | "transaction.voided" | "codes.redeemed" | "codes.released" | "export.completed" | "*")[];
                 /** @default  */
                 description: string;
                 /**
@@ -619,7 +685,7 @@ export interface components {
                 /** @description The event id: webhook-id of every attempt. */
                 event_id: number;
                 /** @enum {unknown} */
-                event_type: "code_generator.created" | "code_generator.updated" | "codes.issued" | "transaction.voided" | "codes.redeemed" | "codes.released";
+                event_type: "code_generator.created" | "code_generator.updated" | "codes.issued" | "transaction.voided" | "codes.redeemed" | "codes.released" | "export.completed";
                 /** @enum {unknown} */
                 status: "pending" | "succeeded" | "failed";
                 /** @description Sends so far, the first included. */
@@ -2793,6 +2859,529 @@ export interface operations {
             };
         };
     };
+    createExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Repeats with the same key and body return the first response; a different body answers 409. Kept 24 hours, per account and route. */
+                "Idempotency-Key"?: string;
+                /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
+                "X-Request-Id"?: string;
+            };
+            path: {
+                /** @description A positive integer; anything else answers 400. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /** @description No body, or this JSON object. */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Only the redeemed codes (true: times_redeemed of 1 or more) or only the others (false); absent: every issued code. */
+                    redeemed?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: the export is running (rows 0, download_url null). Poll Location (GET /v1.0/exports/{id}) until status is completed or failed, or wait for its export.completed event. No event is written now. */
+            202: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    /** @description Weak entity tag of the JSON body. */
+                    ETag?: string;
+                    /** @description /v1.0/exports/{id} */
+                    Location: string;
+                    /** @description true when this is the stored answer to an earlier request. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportResponse"];
+                };
+            };
+            /** @description Malformed JSON, a body that is not valid UTF-8, or a body that is not a JSON object; a path id that is not a positive integer; an Idempotency-Key that is not 1–255 visible ASCII characters. */
+            400: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description X-Auth-Token missing, malformed, unknown or revoked; the message says which. */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read. */
+            403: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description No such record, or another account's, or an expired event. */
+            404: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different body: nothing was done. */
+            409: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Body over 16384 bytes. */
+            413: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description A body with a non-JSON Content-Type. */
+            415: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Validation failed: one entry per problem. */
+            422: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            429: {
+                headers: {
+                    /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
+                    "X-Request-Id"?: string;
+                    /** @description application/json; charset=utf-8, or application/json on the per-token limit's answer (set by WAF). */
+                    "Content-Type": "application/json; charset=utf-8" | "application/json";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description Always no-store. */
+                    "Cache-Control": "no-store";
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description A bug: a generic message with the request id. */
+            500: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Answered by API Gateway: the function failed without an answer (a crash, or the Lambda timeout). The message quotes the request id. */
+            502: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description Always no-store. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. The write may have been applied: repeat it with the same Idempotency-Key (the first answer comes back, nothing is done twice). */
+            503: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Answered by API Gateway: the function did not answer within API Gateway's 29 s integration timeout. The message quotes the request id. */
+            504: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description Always no-store. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+        };
+    };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of an earlier 200 of this read: when it still matches, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+                /** @description Echoed in the response when it matches this pattern; any other value is replaced by a generated id (not refused). */
+                "X-Request-Id"?: string;
+            };
+            path: {
+                /** @description A positive integer; anything else answers 400. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export. Once completed: rows (the codes in the file, the header row not counted), download_url (a presigned S3 GET URL signed afresh on every read, valid 15 minutes; in AWS it stops working sooner if the credentials that signed it expire first: read the export again for a new one) and expires_at (when the file is deleted: 7 days after completion; then download_url is null). The file: CSV as RFC 4180 writes it (UTF-8 without a byte-order mark, CRLF, fields quoted only where they hold a comma, a quote or a line break, null as an empty field), one row per code in code order after the header row code,code_generator_id,issued_at,times_redeemed,max_redemptions_per_code,last_redeemed_at,site_id,pos_transaction_id; each row the codes list item of that code. */
+            200: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    /** @description Weak entity tag of the JSON body. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportResponse"];
+                };
+            };
+            /** @description Not modified: If-None-Match matched the ETag. No body, and no Content-Type or Content-Length (RFC 9110 §15.4.5). */
+            304: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    /** @description Weak entity tag of the JSON body. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A path id that is not a positive integer. */
+            400: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description X-Auth-Token missing, malformed, unknown or revoked; the message says which. */
+            401: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description A valid token outside its scope (see x-tillgate-scope), or a token issued before scopes existed, which has none. Checked right after the token: nothing else of the request is read. */
+            403: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description No such record, or another account's, or an expired event. */
+            404: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Answered by API Gateway: the stage is throttled (all callers together over throttleRateLimit/throttleBurstLimit); or by the stack's WAF web ACL: this token is over its own limit (tokenRateLimit requests per tokenRateLimitWindowSeconds), or this source address is (tokenlessRateLimit requests without a well-formed token, sourceRateLimit in all, per window). Retry after Retry-After seconds. The WAF answer has this body too, but WAF's own Content-Type (application/json, no charset) and no X-Request-Id. */
+            429: {
+                headers: {
+                    /** @description API Gateway's request id; absent on the per-token limit's answer (WAF has none). */
+                    "X-Request-Id"?: string;
+                    /** @description application/json; charset=utf-8, or application/json on the per-token limit's answer (set by WAF). */
+                    "Content-Type": "application/json; charset=utf-8" | "application/json";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description Always no-store. */
+                    "Cache-Control": "no-store";
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description A bug: a generic message with the request id. */
+            500: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Answered by API Gateway: the function failed without an answer (a crash, or the Lambda timeout). The message quotes the request id. */
+            502: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description Always no-store. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description The database is throttling, unreachable or did not answer in time; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description no-store, or max-age=0, private, must-revalidate on successful core reads. */
+                    "Cache-Control": string;
+                    /** @description Handler time in seconds. */
+                    "X-Runtime": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+            /** @description Answered by API Gateway: the function did not answer within API Gateway's 29 s integration timeout. The message quotes the request id. */
+            504: {
+                headers: {
+                    /** @description The request id: the incoming X-Request-Id when well-formed, else generated. */
+                    "X-Request-Id": string;
+                    /** @description Always application/json; charset=utf-8. */
+                    "Content-Type": "application/json; charset=utf-8";
+                    /** @description Always nosniff. */
+                    "X-Content-Type-Options": "nosniff";
+                    /** @description Always no-store. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoreError"];
+                };
+            };
+        };
+    };
     getCode: {
         parameters: {
             query?: never;
@@ -4128,7 +4717,7 @@ export interface operations {
                          *       "*"
                          *     ]
                          */
-                        event_types?: ("code_generator.created" | "code_generator.updated" | "codes.issued" | "transaction.voided" | "codes.redeemed" | "codes.released" | "*")[];
+                        event_types?: ("code_generator.created" | "code_generator.updated" | "codes.issued" | "transaction.voided" | "codes.redeemed" | "codes.released" | "export.completed" | "*")[];
                         /** @default  */
                         description?: string;
                         /**
@@ -4849,7 +5438,7 @@ export interface operations {
                         /** @description An https:// URL without user or password, whose host is not an IP literal of a loopback, private, link-local, unique-local, multicast or unspecified range (IPv4-mapped IPv6 included). The local stack accepts http:// and loopback too. */
                         url?: string;
                         /** @description Distinct event types, or ["*"]: every type, those added later included. */
-                        event_types?: ("code_generator.created" | "code_generator.updated" | "codes.issued" | "transaction.voided" | "codes.redeemed" | "codes.released" | "*")[];
+                        event_types?: ("code_generator.created" | "code_generator.updated" | "codes.issued" | "transaction.voided" | "codes.redeemed" | "codes.released" | "export.completed" | "*")[];
                         description?: string;
                         /**
                          * @description `enabled` endpoints receive events; `disabled` ones receive nothing.

@@ -155,6 +155,7 @@ export const CORE_KEYED_POSTS: ReadonlySet<string> = new Set([
   '/v1.0/codegen',
   '/v1.0/codegen/{id}/codes',
   '/v1.0/codegen/{id}/issuance_jobs',
+  '/v1.0/codegen/{id}/exports',
   '/v1.0/webhook_endpoints',
 ]);
 

@@ -39,6 +39,8 @@ export interface Day {
   /** The void's event, and when it was voided. */
   readonly voided: { readonly eventId: number; readonly voidedAt: string };
   readonly endpoint?: { readonly id: number; readonly deliveries: { readonly event_id: number; readonly event_type: string; readonly status: string }[] };
+  /** The export of the generator's codes: its rows, and the downloaded file's header and rows after it. */
+  readonly file: { readonly rows: number; readonly header: string; readonly lines: number };
   /** The events the night's poller acknowledged, in the order it did. */
   readonly acknowledged: number[];
   /** The evening's issuance job, as it read once completed. */
@@ -283,6 +285,29 @@ export async function dayInTheLife(urls: { readonly core: string; readonly pos: 
     }
   }
 
+  // Evening: the agency wants the codes as a file. The export answers 202 at once; a worker writes the CSV to S3,
+  // and once the export reads completed its download_url (a presigned URL, 15 minutes) fetches it: a header row,
+  // then one row per code. The URL is S3's, not the API's: fetched as it is, without a token.
+  const exported = await core.POST('/v1.0/codegen/{id}/exports', { params: { path: id }, body: {} });
+  note('export the codes', exported);
+  if (exported.status !== 202) throw unexpected('export the codes', exported);
+  const exportPath = { id: exported.data.export.id };
+  let file: Day['file'];
+  for (let attempt = 1; ; attempt++) {
+    const read = await core.GET('/v1.0/exports/{id}', { params: { path: exportPath } });
+    if (read.status !== 200 || read.data.export.status === 'failed' || attempt > 100) throw unexpected('read the export', read);
+    if (read.data.export.status === 'completed' && read.data.export.download_url) {
+      note('read the export, completed', read);
+      const download = await fetch(read.data.export.download_url);
+      note('download the file', download);
+      if (download.status !== 200) throw new Error(`download the file: got ${download.status}`);
+      const lines = (await download.text()).split('\r\n');
+      file = { rows: read.data.export.rows, header: lines[0] ?? '', lines: lines.length - 2 };
+      break;
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+
   // Night: the integration polls the feed, two to a page, each page's next_cursor asking for the next.
   const first = await core.GET('/v1.0/events', { params: { query: { limit: 2 } } });
   note('the first page of the feed', first);
@@ -365,6 +390,7 @@ export async function dayInTheLife(urls: { readonly core: string; readonly pos: 
     secondFlyer: { noon: `${below.message_id}: ${below.message}`, evening: `${expired.message_id}: ${expired.message}` },
     voided: voidEvent,
     ...(endpoint ? { endpoint } : {}),
+    file,
     acknowledged,
     issuanceJob: { count: job.count, issued: job.issued, completedAt: job.completed_at },
     transcript,

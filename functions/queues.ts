@@ -127,6 +127,26 @@ export const queues = {
         '(24 h after their events); docs/webhooks.md, runbook "Fan-out batches given up on".',
     },
   },
+  exports: {
+    envVar: 'EXPORTS_QUEUE_URL',
+    fifo: false,
+    // Six times the writeExports worker's 300 s: a message it failed on (or whose worker died) is back 30 minutes later.
+    visibilityTimeoutSeconds: 1800,
+    description:
+      'Standard: one message per export, sent by POST /v1.0/codegen/{id}/exports before its record is written; the writeExports worker ' +
+      'pages the codes list into a CSV streamed to S3, then completes the export and writes export.completed.',
+    onCall: {
+      deadLetter:
+        '(database or S3 faults). Their exports were marked failed on the last receive (the client creates a new one); the messages name account and export. ' +
+        'Fix the cause (the writeExports log group, error_code export_not_written), then redrive if the exports should still complete (docs/operations.md, "Exports not making progress").',
+      oldest: {
+        seconds: 900,
+        late:
+          'exports are waiting that long to be written: clients see them running. Look at the writeExports log group (export_not_written), its throttles and ' +
+          'concurrency, and DynamoDB throttling on the codes table (docs/operations.md, "Exports not making progress").',
+      },
+    },
+  },
 } as const satisfies Record<string, QueueSpec>;
 
 export type QueueId = keyof typeof queues;

@@ -1,3 +1,4 @@
+import type { BucketAccess } from './buckets.ts';
 import type { SchemaName } from './http/schemas.ts';
 import type { QueueId } from './queues.ts';
 import type { KeyId, KmsAction, SecretId } from './secrets.ts';
@@ -99,6 +100,8 @@ interface RouteRow {
   readonly tables: Readonly<Partial<Record<TableId, TableAccess>>>;
   /** Queues (functions/queues.ts) the function sends messages to. */
   readonly queues?: readonly QueueId[];
+  /** S3 buckets (functions/buckets.ts) the function uses, with exactly these actions on their objects. */
+  readonly buckets?: BucketAccess;
   /** Secrets (functions/secrets.ts) the function reads: it gets each one's ARN and GetSecretValue on it, nothing more. */
   readonly secrets?: readonly SecretId[];
   /** KMS keys (functions/secrets.ts, `keys`) the function uses: it gets each one's ARN and exactly these actions, in its role and in the key's policy. */
@@ -278,6 +281,35 @@ export const routes: readonly Route[] = [
     tables: { ...TOKEN_LOOKUP, counters: ['GetItem'] },
     params: 'idPath',
     summary: "Retrieve an issuance job's progress",
+  },
+  {
+    operationId: 'createExport',
+    host: 'core',
+    method: 'POST',
+    path: '/v1.0/codegen/{id}/exports',
+    entry: 'functions/codes/create-export.ts',
+    scope: 'core',
+    // The generator read (404 for another account's), the export record and, with an
+    // Idempotency-Key, the stored answer in one transaction; the message to the writer before it.
+    tables: { ...TOKEN_LOOKUP, ...ID_BLOCKS, codeGenerators: ['GetItem'], exports: ['PutItem', 'GetItem'], idempotencyKeys: ['GetItem', 'PutItem'] },
+    queues: ['exports'],
+    params: 'idPath',
+    body: { schema: 'exportCreate', optional: true },
+    idempotencyKey: true,
+    summary: "Export a generator's codes (all, redeemed or unredeemed) as a CSV file on S3",
+  },
+  {
+    operationId: 'getExport',
+    host: 'core',
+    method: 'GET',
+    path: '/v1.0/exports/{id}',
+    entry: 'functions/codes/get-export.ts',
+    scope: 'core',
+    tables: { ...TOKEN_LOOKUP, exports: ['GetItem'] },
+    // It signs a download URL: the URL carries this function's GetObject permission, nothing more.
+    buckets: { exports: ['s3:GetObject'] },
+    params: 'idPath',
+    summary: 'Retrieve an export: its progress, then a download URL for its CSV file',
   },
   {
     operationId: 'getCode',

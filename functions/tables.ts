@@ -152,6 +152,13 @@ export const tables = {
     description:
       "A multi-use code's counts, keyed by the code's key and shard (0-63) or `pool`: the uses held through each shard and the grant it may still give (data/counts.ts), so that one code's redemptions spread over many items; its stream rolls the uses up onto the code.",
   },
+  exports: {
+    envVar: 'EXPORTS_TABLE',
+    partitionKey: { name: 'account_id', type: 'N' },
+    sortKey: { name: 'id', type: 'N' },
+    description:
+      "CSV exports of a generator's codes, keyed by account and id: what was asked, the status, the rows written and the S3 object that holds the file (functions/codes/write-exports.ts).",
+  },
   events: {
     envVar: 'EVENTS_TABLE',
     partitionKey: { name: 'account_id', type: 'N' },

@@ -1,3 +1,4 @@
+import type { BucketAccess } from './buckets.ts';
 import type { QueueId } from './queues.ts';
 import type { TableId } from './tables.ts';
 import type { KeyAccess, TableAccess } from './routes.ts';
@@ -57,6 +58,8 @@ export interface Worker {
   readonly queues?: readonly QueueId[];
   /** KMS keys it uses, with the actions it takes (as a route row's `keys`). */
   readonly keys?: KeyAccess;
+  /** S3 buckets (functions/buckets.ts) it uses, with exactly these actions on their objects. */
+  readonly buckets?: BucketAccess;
   /** Tables whose stream it reads back itself (GetShardIterator, GetRecords): a replay of failed batches. */
   readonly streams?: readonly TableId[];
   /** Lambda timeout. */
@@ -224,5 +227,29 @@ export const workers: readonly Worker[] = [
     tables: { codes: ['UpdateItem', 'GetItem'] },
     timeoutSeconds: 30,
     summary: "Copies the uses each shard of a multi-use code holds onto the code (shard_uses), and keeps the code's redeemed state (by_redeemed) in step",
+  },
+  {
+    name: 'writeExports',
+    entry: 'functions/codes/write-exports.ts',
+    // One export per invocation: a million codes take about a minute and a half in AWS
+    // (docs/api.md, "Exports"). At most 5 at once, so that exports leave the codes table's
+    // indexes to the tills and the list route.
+    trigger: { kind: 'queue', queue: 'exports', batchSize: 1, maxConcurrency: 5, maxReceiveCount: 3 },
+    // The export (GetItem; completed or failed by one conditional UpdateItem, in a transaction with
+    // its event), the generator (its current max_redemptions_per_code), the codes list's index
+    // pages (Query), id blocks for the event (counters).
+    tables: {
+      exports: ['GetItem', 'UpdateItem'],
+      codeGenerators: ['GetItem'],
+      codes: ['Query'],
+      events: ['PutItem', 'GetItem'],
+      counters: ['UpdateItem'],
+    },
+    // A multipart upload (PutObject for each step) and its abort when writing fails midway.
+    buckets: { exports: ['s3:PutObject', 's3:AbortMultipartUpload'] },
+    // A message that comes before its export's record is written is sent again, delayed.
+    queues: ['exports'],
+    timeoutSeconds: 300,
+    summary: "Writes an export: pages the generator's codes list into a CSV streamed to S3, then completes the export with its export.completed event",
   },
 ];

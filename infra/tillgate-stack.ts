@@ -7,6 +7,7 @@ import type { Construct } from 'constructs';
 import { tables, type TableId } from '#functions/tables';
 import { hosts, routes, type HostId, type TableAccess } from '#functions/routes';
 import type { TillgateConfig } from './config.ts';
+import { Buckets } from './constructs/buckets.ts';
 import { DataTables } from './constructs/data-tables.ts';
 import { FunctionWithLogGroup } from './constructs/function-with-log-group.ts';
 import { HostApi } from './constructs/host-api.ts';
@@ -14,6 +15,7 @@ import { Observability } from './constructs/observability.ts';
 import { TokenRateLimit } from './constructs/token-rate-limit.ts';
 import { Workers } from './constructs/workers.ts';
 import { queues } from '#functions/queues';
+import { bucketIds, buckets } from '#functions/buckets';
 import { keyIds, secretIds, secrets } from '#functions/secrets';
 import { Secrets } from './constructs/secrets.ts';
 import { Keys } from './constructs/keys.ts';
@@ -41,6 +43,7 @@ export class TillgateStack extends Stack {
   readonly apis: Readonly<Record<HostId, HostApi>>;
   readonly functions: ReadonlyMap<string, FunctionWithLogGroup>;
   readonly dataTables: DataTables;
+  readonly buckets: Buckets;
   readonly secrets: Secrets;
   readonly keys: Keys;
   readonly workers: Workers;
@@ -56,6 +59,7 @@ export class TillgateStack extends Stack {
     Tags.of(this).add('tillgate:stage', config.stage);
 
     this.dataTables = new DataTables(this, 'Tables', { ephemeral: config.ephemeral });
+    this.buckets = new Buckets(this, 'Buckets', { ephemeral: config.ephemeral });
     this.secrets = new Secrets(this, 'Secrets', { stage: config.stage, ephemeral: config.ephemeral });
     this.keys = new Keys(this, 'Keys', { stage: config.stage, ephemeral: config.ephemeral });
 
@@ -72,6 +76,7 @@ export class TillgateStack extends Stack {
     this.workers = new Workers(this, 'Workers', {
       projectRoot: PROJECT_ROOT,
       tables: this.dataTables,
+      buckets: this.buckets,
       keys: this.keys,
       logRetention,
       removalPolicy,
@@ -99,6 +104,7 @@ export class TillgateStack extends Stack {
         if (rotation !== undefined) fn.addEnvironment(secrets[secretId].rotation.envVar, rotation);
       }
       fn.bindKeys(this.keys, route.keys ?? {});
+      fn.bindBuckets(this.buckets.byId, route.buckets ?? {});
       Tags.of(fn).add('tillgate:operation', route.operationId);
       functions.set(route.operationId, fn);
     }
@@ -181,6 +187,12 @@ export class TillgateStack extends Stack {
       new CfnOutput(this, `${pascal(tableId)}TableName`, {
         description: `Physical name of the ${tableId} table (environment variable ${tables[tableId].envVar})`,
         value: table.tableName,
+      });
+    }
+    for (const bucketId of bucketIds) {
+      new CfnOutput(this, `${pascal(bucketId)}BucketName`, {
+        description: `Physical name of the ${bucketId} bucket (environment variable ${buckets[bucketId].envVar}; functions/buckets.ts)`,
+        value: this.buckets.byId[bucketId].bucketName,
       });
     }
     for (const secretId of secretIds) {

@@ -18,6 +18,9 @@ export function localSettings() {
     corePort: port('CORE_PORT', 3000),
     posPort: port('POS_PORT', 3001),
     dynamoDbPort,
+    /** The S3-compatible server (local/s3.ts): exports' files, presigned URLs on 127.0.0.1. */
+    s3Port: port('S3_PORT', 4568),
+    s3DataDirectory: process.env.TILLGATE_S3_DATA_DIR || '.local/s3',
     /** An external DynamoDB (another DynamoDB Local, say); when set, none is started. */
     externalEndpoint: process.env.DYNAMODB_ENDPOINT || undefined,
     endpoint: process.env.DYNAMODB_ENDPOINT || `http://127.0.0.1:${dynamoDbPort}`,

@@ -1,5 +1,6 @@
 import { ensureTables, startDynamoDbLocal, freePort, tableEnvironment, tableNamesWithPrefix, type TableNames } from './dynamodb.ts';
 import { superviseDynamoDbLocal } from './dynamodb-supervisor.ts';
+import { startLocalS3, type LocalS3 } from './s3.ts';
 import { randomSecrets, secretEnvironment, type SecretValues } from './secrets.ts';
 import { sourceHandlers, startLocalApi, type HandlerLoader, type LocalApi } from './server.ts';
 import { sourceWorkers, startLocalWebhooks, type LocalWebhookOptions, type LocalWebhooks } from './webhooks.ts';
@@ -15,8 +16,11 @@ import { sourceWorkers, startLocalWebhooks, type LocalWebhookOptions, type Local
  * 3. the environment the functions read (their tables, DYNAMODB_ENDPOINT, the values of the
  *    secrets of functions/secrets.ts, the caller's `environment`), set before any handler module
  *    loads, since data modules read their table names when they load;
- * 4. both hosts' servers (server.ts), unless `api` is false;
- * 5. the webhook stand-ins (webhooks.ts: the stream reader, the queues and their SQS endpoint),
+ * 4. the S3-compatible server (s3.ts) with the buckets of functions/buckets.ts, unless `s3` is
+ *    false: on `s3.port` (default a free one), its data in `s3.dataDirectory` (default a
+ *    temporary directory removed when it stops);
+ * 5. both hosts' servers (server.ts), unless `api` is false;
+ * 6. the webhook stand-ins (webhooks.ts: the stream reader, the queues and their SQS endpoint),
  *    when `webhooks` is given.
  * stop() undoes it in reverse. What differs between callers is an option here, not a copy of
  * the boot.
@@ -48,6 +52,8 @@ interface LocalStackOptions {
    * that outlives the stack would no longer match.
    */
   readonly secrets?: SecretValues;
+  /** The local S3 (s3.ts): port and data directory; none when false. */
+  readonly s3?: false | { readonly port?: number; readonly dataDirectory?: string };
   /** Both hosts' servers: ports (default free ones), handlers (default the sources), log. */
   readonly api?: false | { readonly ports?: { core: number; pos: number }; readonly loadHandler?: HandlerLoader; readonly log?: (line: string) => void };
   /** The webhook stand-ins, with these settings (workers default to the sources); none without it. */
@@ -65,6 +71,7 @@ export interface LocalStack {
   /** The environment set for the functions. */
   readonly environment: Readonly<Record<string, string>>;
   readonly api: LocalApi | undefined;
+  readonly s3: LocalS3 | undefined;
   readonly webhooks: LocalWebhooks | undefined;
   /** Servers, webhooks, then DynamoDB Local (if this stack started it). */
   stop(): Promise<void>;
@@ -107,15 +114,28 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   }
 
   let api: LocalApi | undefined;
+  let s3: LocalS3 | undefined;
   let webhooks: LocalWebhooks | undefined;
   const stop = async () => {
     await api?.close();
     await webhooks?.close();
+    await s3?.close();
     await stopDynamoDb();
   };
   try {
     const functionsEndpoint = options.functionsEndpoint ? await options.functionsEndpoint(dynamodbEndpoint) : dynamodbEndpoint;
-    const environment = { ...tableEnvironment(names), DYNAMODB_ENDPOINT: functionsEndpoint, ...secretValues, ...options.environment };
+    if (options.s3 !== false) {
+      const settings = options.s3 ?? {};
+      s3 = await startLocalS3({ bucketPrefix: options.tablePrefix, ...settings });
+    }
+    const environment = {
+      ...tableEnvironment(names),
+      DYNAMODB_ENDPOINT: functionsEndpoint,
+      ...secretValues,
+      // The SDK's default adds CRC32 checksums to uploads; the local S3 server does not check them.
+      ...(s3 ? { ...s3.environment, AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED' } : {}),
+      ...options.environment,
+    };
     Object.assign(process.env, environment);
 
     if (options.api !== false) {
@@ -129,7 +149,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     if (options.webhooks) {
       webhooks = await startLocalWebhooks({ loadWorker: sourceWorkers, ...options.webhooks, endpoint: functionsEndpoint, tableNames: names });
     }
-    return { dynamodbEndpoint, functionsEndpoint, dynamodbPort, tableNames: names, environment, api, webhooks, stop };
+    return { dynamodbEndpoint, functionsEndpoint, dynamodbPort, tableNames: names, environment, api, s3, webhooks, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -25,6 +25,10 @@ const customerKey = secretFile('customerKey', settings.customerKeyFile);
 const cursorKey = secretFile('cursorKey', settings.cursorKeyFile);
 const webhookSecretsKey = secretFile('webhookSecrets', settings.webhookSecretsKeyFile);
 
+// Everything npm start writes under .local/ is the owner's only (0600 files, 0700 directories):
+// DynamoDB Local's files, the S3 server's objects, the key files.
+process.umask(0o077);
+
 let stack: LocalStack | undefined;
 if (!settings.externalEndpoint) {
   console.log(`Starting DynamoDB Local on port ${settings.dynamoDbPort} (data in ${settings.dataDirectory}) …`);
@@ -48,6 +52,7 @@ stack = await startLocalStack({
         },
       },
   tablePrefix: settings.tablePrefix,
+  s3: { port: settings.s3Port, dataDirectory: settings.s3DataDirectory },
   secrets: { customerKey: customerKey.value, cursorKey: cursorKey.value, webhookSecrets: webhookSecretsKey.value },
   onTablesCreated: (names) => console.log(`Created tables: ${names.join(', ')}`),
   environment: {
@@ -64,7 +69,7 @@ stack = await startLocalStack({
   webhooks: { stateFile: path.join(settings.dataDirectory, 'webhook-queues.json') },
 }).catch((error: NodeJS.ErrnoException) => {
   if (error.code === 'EADDRINUSE') {
-    console.error(`Port ${(error as { port?: number }).port ?? ''} is already in use: set CORE_PORT / POS_PORT to free ones.`);
+    console.error(`Port ${(error as { port?: number }).port ?? ''} is already in use: set CORE_PORT / POS_PORT / S3_PORT to free ones.`);
   } else {
     console.error(`\n${error.message}`);
   }
@@ -84,6 +89,7 @@ tillgate is running locally.
   core host (v1.0): ${api.urls.core}
   pos host  (v2.0): ${api.urls.pos}
   DynamoDB:         ${settings.endpoint}${settings.externalEndpoint ? '' : ' (DynamoDB Local listens on every interface: firewall its port on a shared network)'}
+  S3 (exports):     ${stack.s3!.endpoint} (S3_PORT; its data in ${settings.s3DataDirectory}; presigned URLs only)
 
 Customer ids are hashed with the key ${customerKey.state} in ${settings.customerKeyFile} (never printed).
 Webhook signing secrets are stored encrypted with the key ${webhookSecretsKey.state} in ${settings.webhookSecretsKeyFile} (never printed).

@@ -343,6 +343,7 @@ const requestExamples: Partial<Record<SchemaName, object>> = {
   },
   codesIssue: { count: 100 },
   issuanceJobCreate: { count: 100000 },
+  exportCreate: { redeemed: true },
   voidTransaction: {
     site_id: 'S-0042',
     pos_transaction_id: 'T-1001',
@@ -619,6 +620,29 @@ const operations: Record<string, Operation> = {
     success: read(
       'The issuance job: its progress (issued, never decreasing) while running, then completed or failed (error naming the reason).',
       'IssuanceJobResponse',
+    ),
+  },
+  createExport: {
+    bodyNote:
+      'No body, or {}, exports every issued code; {"redeemed":true} only the codes with times_redeemed of 1 or more, {"redeemed":false} the others. An inactive generator\'s codes can be exported too.',
+    success: {
+      202: {
+        description:
+          'Accepted: the export is running (rows 0, download_url null). Poll Location (GET /v1.0/exports/{id}) until status is completed or failed, or wait for its export.completed event. No event is written now.',
+        headers: {
+          ...coreHeaders,
+          Location: header('/v1.0/exports/{id}', { type: 'string', pattern: '^/v1\\.0/exports/[1-9][0-9]*$' }),
+          'Idempotent-Replayed': header('true when this is the stored answer to an earlier request.', { const: 'true' }, false),
+        },
+        content: { 'application/json': { schema: ref('ExportResponse') } },
+      },
+    },
+  },
+  getExport: {
+    success: read(
+      'The export. Once completed: rows (the codes in the file, the header row not counted), download_url (a presigned S3 GET URL signed afresh on every read, valid 15 minutes; in AWS it stops working sooner if the credentials that signed it expire first: read the export again for a new one) and expires_at (when the file is deleted: 7 days after completion; then download_url is null). ' +
+        'The file: CSV as RFC 4180 writes it (UTF-8 without a byte-order mark, CRLF, fields quoted only where they hold a comma, a quote or a line break, null as an empty field), one row per code in code order after the header row code,code_generator_id,issued_at,times_redeemed,max_redemptions_per_code,last_redeemed_at,site_id,pos_transaction_id; each row the codes list item of that code.',
+      'ExportResponse',
     ),
   },
   getCode: {
@@ -1049,7 +1073,7 @@ const schemas = {
           resource_id: {
             type: 'string',
             description:
-              'The generator id (code_generator.*, codes.issued), or for transaction.voided, codes.redeemed and codes.released the transaction: site_id and pos_transaction_id, each encoded as encodeURIComponent does, joined by /.',
+              'The generator id (code_generator.*, codes.issued), the export id (export.completed), or for transaction.voided, codes.redeemed and codes.released the transaction: site_id and pos_transaction_id, each encoded as encodeURIComponent does, joined by /.',
           },
           created_at: { type: 'string', format: 'date-time' },
         },
@@ -1095,6 +1119,33 @@ const schemas = {
             format: 'date-time',
             description: "When the job completed (its codes' issued_at) or failed; null while running.",
           },
+        },
+      },
+    },
+  },
+  ExportResponse: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['export'],
+    properties: {
+      export: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'code_generator_id', 'status', 'rows', 'error', 'created_at', 'completed_at', 'download_url', 'expires_at'],
+        properties: {
+          id: { type: 'integer', minimum: 1 },
+          code_generator_id: { type: 'integer', minimum: 1 },
+          status: { enum: ['running', 'completed', 'failed'] },
+          rows: { type: 'integer', minimum: 0, description: 'The codes in the file (the header row not counted); 0 until completed.' },
+          error: { type: ['string', 'null'], description: 'Why a failed export failed; null otherwise.' },
+          created_at: { type: 'string', format: 'date-time' },
+          completed_at: { type: ['string', 'null'], format: 'date-time' },
+          download_url: {
+            type: ['string', 'null'],
+            format: 'uri',
+            description: 'A presigned S3 GET URL of the CSV file, valid 15 minutes, signed afresh on every read; null unless completed and not yet expired.',
+          },
+          expires_at: { type: ['string', 'null'], format: 'date-time', description: 'When the file is deleted: 7 days after completed_at.' },
         },
       },
     },

@@ -6,6 +6,8 @@
 //    That also installs Node 24 (the `node` devDependency) into node_modules/.bin, which npm
 //    puts first on PATH for the rest of the script: tests run on Lambda's Node major.
 // 2. Checks that Java 17+ is there for DynamoDB Local (start and test only).
+// 3. Checks that the local S3 server (s3rver, a devDependency: local/s3.ts) is installed, and
+//    that S3_PORT (default 4568) is a port number (start only; the tests take a free one).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -56,4 +58,16 @@ if (purpose === 'start' || purpose === 'test') {
   const match = /version "(\d+)(?:\.(\d+))?/.exec(`${java.stderr}${java.stdout}`);
   const major = match ? (Number(match[1]) === 1 ? Number(match[2]) : Number(match[1])) : 0;
   if (major < 17) fail(`Java 17 or newer is required to run DynamoDB Local; found: ${(java.stderr || java.stdout).split('\n')[0]}`);
+}
+
+if (purpose === 'start' || purpose === 'test') {
+  if (!existsSync(join(root, 'node_modules', 's3rver', 'package.json'))) {
+    fail('node_modules/s3rver is missing (the local S3 server of `npm start` and the tests): run `npm ci`.');
+  }
+}
+if (purpose === 'start') {
+  const raw = process.env.S3_PORT;
+  if (raw !== undefined && raw !== '' && !(Number.isInteger(Number(raw)) && Number(raw) >= 0 && Number(raw) <= 65_535)) {
+    fail(`S3_PORT must be a TCP port number (the local S3 server's, default 4568), got "${raw}".`);
+  }
 }

@@ -4,7 +4,7 @@ import { notFound } from '#http/errors';
 import { findCodeGenerator } from '#data/code-generators';
 import { listCodes, type CodeView } from '#data/codes';
 import { codePageOf, pageBody } from '#http/pagination';
-import { listedTimesRedeemed, presentCode } from './presenters.ts';
+import { presentListedCode } from './presenters.ts';
 import codeListQuery from '#http/schemas/codeListQuery.generated';
 import idPath from '#http/schemas/idPath.generated';
 
@@ -35,7 +35,7 @@ export const handler = api<null, { id: number }, { limit?: string; cursor?: stri
     await pageBody(
       'codes',
       result,
-      (code: CodeView) => presentCode(code, { times_redeemed: listedTimesRedeemed(code), max_redemptions_per_code: max }),
+      (code: CodeView) => presentListedCode(code, max),
       context.accountId,
       filters,
       (code) => code.code,

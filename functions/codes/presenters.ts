@@ -2,6 +2,7 @@ import { timesRedeemed, type CodeGenerator, type Discount, type Money } from '#d
 import type { CodeView } from '#data/codes';
 import type { CodeRedemption } from '#data/code-counts';
 import type { IssuanceJob } from '#data/issuance-jobs';
+import type { ExportRecord } from '#data/exports';
 
 /**
  * The eleven fields of the seed, in its order, then the promotion's terms and its limits with
@@ -85,10 +86,17 @@ export function presentCode(code: CodeView, uses: CodeUses) {
  * (`redeemed_at` is set and removed with `holder`, which the index does not carry), and those of
  * its shards as the stream worker last rolled them up (`shard_uses`), which may lag.
  */
-export function listedTimesRedeemed(code: CodeView): number {
+function listedTimesRedeemed(code: CodeView): number {
   const shards = Object.values(code.shard_uses ?? {}).reduce((sum, used) => sum + Number(used), 0);
   return (code.redeemed_at !== undefined ? 1 : 0) + shards;
 }
+
+/**
+ * An item of a generator's codes list (GET …/codes and its export, which must equal it row for
+ * row): the code as the index holds it, with the generator's current maximum.
+ */
+export const presentListedCode = (code: CodeView, maxRedemptionsPerCode: number) =>
+  presentCode(code, { times_redeemed: listedTimesRedeemed(code), max_redemptions_per_code: maxRedemptionsPerCode });
 
 /** One transaction holding a code, as its redemptions list shows it. */
 export function presentCodeRedemption(redemption: CodeRedemption) {
@@ -112,5 +120,20 @@ export function presentIssuanceJob(job: IssuanceJob) {
     error: job.error,
     created_at: job.created_at,
     completed_at: job.completed_at,
+  };
+}
+
+/** An export as its routes show it; `download_url` only where the GET route has just signed one. */
+export function presentExport(record: ExportRecord, downloadUrl: string | null = null) {
+  return {
+    id: record.id,
+    code_generator_id: record.code_generator_id,
+    status: record.status,
+    rows: record.rows,
+    error: record.error,
+    created_at: record.created_at,
+    completed_at: record.completed_at,
+    download_url: downloadUrl,
+    expires_at: record.expires_at,
   };
 }

@@ -6,5 +6,6 @@ export const EVENT_TYPES = [
   'transaction.voided',
   'codes.redeemed',
   'codes.released',
+  'export.completed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -225,6 +225,15 @@ const issuanceJobCreate = Type.Object(
   { additionalProperties: false },
 );
 
+const exportCreate = Type.Object(
+  {
+    redeemed: Type.Optional(
+      Type.Boolean({ description: 'Only the redeemed codes (true: times_redeemed of 1 or more) or only the others (false); absent: every issued code.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 // ---------------------------------------------------------------- webhook endpoints
 
 const WEBHOOK_STATUSES = ['enabled', 'disabled'] as const;
@@ -463,6 +472,7 @@ export const requestSchemas = {
   codeGeneratorPatch,
   codesIssue,
   issuanceJobCreate,
+  exportCreate,
   voidTransaction,
   codesRedemption,
   idPath,

@@ -1,12 +1,15 @@
-import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { type CfnElement, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import type { BucketAccess, BucketId } from '#functions/buckets';
+import { buckets as bucketSpecs } from '#functions/buckets';
 import type { KeyAccess, TableAccess } from '#functions/routes';
 import { keys as keySpecs, type KeyId, type KmsAction } from '#functions/secrets';
 import { OPERATION_METADATA_KEY } from '../bundles.ts';
@@ -158,6 +161,23 @@ export class FunctionWithLogGroup extends NodejsFunction {
     const indexArns = (data.spec.indexes ?? []).map((index) => `${data.table.tableArn}/index/${index.name}`);
     if (actions.includes('Query') && indexArns.length > 0) {
       this.executionRole.addToPrincipalPolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ['dynamodb:Query'], resources: indexArns }));
+    }
+  }
+
+  /**
+   * For each bucket the row declares: sets its environment variable (the bucket's name) and grants
+   * exactly the declared S3 actions on its objects (`bucket/*`), nothing on the bucket itself.
+   */
+  bindBuckets(byId: Readonly<Record<BucketId, IBucket>>, access: BucketAccess): void {
+    for (const [bucketId, actions] of Object.entries(access) as [BucketId, readonly string[]][]) {
+      const bucket = byId[bucketId];
+      this.addEnvironment(bucketSpecs[bucketId].envVar, bucket.bucketName);
+      this.executionRole.addToPrincipalPolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: [...actions], resources: [bucket.arnForObjects('*')] }));
+      const logicalId = Stack.of(bucket).getLogicalId(bucket.node.defaultChild as CfnElement);
+      Validations.of(this.executionRole).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/*]`,
+        reason: `Objects of one bucket, with only ${actions.join(', ')}: every account's exports are objects of it, keyed by account and export id, and the function's code picks the key (functions/buckets.ts).`,
+      });
     }
   }
 

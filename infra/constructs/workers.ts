@@ -10,6 +10,7 @@ import { queueIds, queues, type QueueId, type QueueSpec } from '#functions/queue
 import type { TableId } from '#functions/tables';
 import type { TableAccess } from '#functions/routes';
 import { workers, type Worker } from '#functions/workers';
+import type { Buckets } from './buckets.ts';
 import type { DataTables } from './data-tables.ts';
 import type { Keys } from './keys.ts';
 import { FunctionWithLogGroup } from './function-with-log-group.ts';
@@ -17,6 +18,7 @@ import { FunctionWithLogGroup } from './function-with-log-group.ts';
 export interface WorkersProps {
   readonly projectRoot: string;
   readonly tables: DataTables;
+  readonly buckets: Buckets;
   readonly keys: Keys;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
@@ -110,6 +112,7 @@ export class Workers extends Construct {
       }
       for (const queueId of worker.queues ?? []) fn.bindQueue(this.queues[queueId], queues[queueId].envVar);
       fn.bindKeys(props.keys, worker.keys ?? {});
+      fn.bindBuckets(props.buckets.byId, worker.buckets ?? {});
       // A replay reads the batches its messages name back from the stream (their ARN is in the message).
       // Exactly the two reads it makes, on that stream only (not grantStreamRead, which adds ListStreams on every stream).
       for (const tableId of worker.streams ?? []) {

@@ -15,6 +15,7 @@ import { measureWarm } from './warm-overhead.ts';
 import { measureWebhooks } from './webhooks.ts';
 import { measurePeak } from './peak.ts';
 import { measureJobs } from './jobs.ts';
+import { measureExports } from './exports.ts';
 import { bundledWorkers, sourceWorkers } from '../../local/webhooks.ts';
 import { startLocalStack } from '../../local/stack.ts';
 import { createTillgate, type Tillgate } from '../../client/index.ts';
@@ -34,6 +35,9 @@ import { createTillgate, type Tillgate } from '../../client/index.ts';
  *      budgeted promotion, each against 50 tills on codes of 50 promotions; the most-touched item's share, requests
  *      and capacity per redemption (peak.ts).
  *   7. issuance jobs: a job's codes per second against raw conditional puts, write units per code (jobs.ts).
+ *   8. exports: rows per second and peak memory of an export of 100,000 and 1,000,000 codes, each beside the same
+ *      reads without the upload (exports.ts).
+ * BENCH_EXPORTS_ONLY=1: only the export rows (section 8); BENCH_EXPORT_SIZES=100000,1000000 (the default) sets the sizes.
  * BENCH_PEAK_ONLY=1: only the peak rows (section 6); no cdk synth (the peak runs the handlers from the sources).
  * BENCH_JOBS_ONLY=1: only the issuance job rows (section 7); no cdk synth (the worker runs from the sources).
  * BENCH_QUICK=1: fewer calls, runs and iterations, for iterating on the bench itself.
@@ -61,13 +65,14 @@ const mainScenarios = () => allMainScenarios().filter((scenario) => !only || onl
 
 const peakOnly = process.env.BENCH_PEAK_ONLY === '1';
 const jobsOnly = process.env.BENCH_JOBS_ONLY === '1';
-if (process.env.BENCH_SKIP_SYNTH !== '1' && !peakOnly && !jobsOnly) {
+const exportsOnly = process.env.BENCH_EXPORTS_ONLY === '1';
+if (process.env.BENCH_SKIP_SYNTH !== '1' && !peakOnly && !jobsOnly && !exportsOnly) {
   log("bench: cdk synth (the functions' bundles and template) …");
   const synth = spawnSync('cdk', ['synth', '--quiet'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   if (synth.status !== 0) throw new Error('bench: cdk synth failed');
 }
 const cdkOut = resolve(ROOT, 'cdk.out');
-const bundles = peakOnly || jobsOnly ? {} : findBundles(cdkOut);
+const bundles = peakOnly || jobsOnly || exportsOnly ? {} : findBundles(cdkOut);
 
 // The in-process server counts and records; its client goes through the proxy. The token cache is
 // on, long enough that no lookup falls inside a measured call.
@@ -181,6 +186,24 @@ try {
     const date = new Date();
     writeReport(resolve(ROOT, 'reports/bench-jobs.json'), rows, date);
     log(`tillgate bench (issuance jobs only), ${date.toISOString()}, ${machine()}`);
+    log(formatTable(rows));
+    throw Object.assign(new Error('done'), { done: true });
+  }
+  const exportRows = async () => {
+    log(`bench: exports (${elapsed()}) …`);
+    return measureExports({
+      context,
+      dynamodbEndpoint: stack.dynamodbEndpoint,
+      codesTable: names.codes,
+      sizes: (process.env.BENCH_EXPORT_SIZES ?? (quick ? '20000' : '100000,1000000')).split(',').map(Number),
+      log,
+    });
+  };
+  if (exportsOnly) {
+    const rows = await exportRows();
+    const date = new Date();
+    writeReport(resolve(ROOT, 'reports/bench-exports.json'), rows, date);
+    log(`tillgate bench (exports only), ${date.toISOString()}, ${machine()}`);
     log(formatTable(rows));
     throw Object.assign(new Error('done'), { done: true });
   }
@@ -324,7 +347,16 @@ try {
     log,
   });
 
-  const rows: Row[] = [...counted.rows, ...coldRows, ...warmRows, ...httpRows, ...(await webhookRows()), ...(await peakRows()), ...(await jobRows())];
+  const rows: Row[] = [
+    ...counted.rows,
+    ...coldRows,
+    ...warmRows,
+    ...httpRows,
+    ...(await webhookRows()),
+    ...(await peakRows()),
+    ...(await jobRows()),
+    ...(await exportRows()),
+  ];
   const date = new Date();
   writeReport(resolve(ROOT, 'reports/bench.json'), rows, date);
   log('');

@@ -95,6 +95,7 @@ const EVENT_TYPE_ROWS: Record<EventType, { readonly when: string; readonly resou
   'transaction.voided': { when: '`POST /v2.0/voided_transactions` voided a transaction', resource: '`site_id/pos_transaction_id`' },
   'codes.redeemed': { when: '`POST /v2.0/redeemed_codes` redeemed codes', resource: '`site_id/pos_transaction_id`' },
   'codes.released': { when: 'a void released the codes its transaction held', resource: '`site_id/pos_transaction_id`' },
+  'export.completed': { when: 'an export of `POST /v1.0/codegen/{id}/exports` was written to S3', resource: 'the export id' },
 };
 
 function eventTypesSection(): string {

@@ -45,6 +45,8 @@ export interface SmokeState {
   endpoint?: { id: number; etag?: string; deleted?: boolean };
   /** The event of the run whose delivery to the run's endpoint is retried. */
   delivery?: number;
+  /** The run's export of its generator's codes. */
+  export?: { id: number };
 }
 
 const SMOKE_SITE_ID = 'smoke-site';
@@ -65,7 +67,8 @@ export function newState(run: SmokeRun): SmokeState {
 const transactionResource = (state: SmokeState) =>
   `${encodeURIComponent(state.transaction.site_id)}/${encodeURIComponent(state.transaction.pos_transaction_id)}`;
 
-const ourResources = (state: SmokeState) => new Set([...(state.generator ? [String(state.generator.id)] : []), transactionResource(state)]);
+const ourResources = (state: SmokeState) =>
+  new Set([...(state.generator ? [String(state.generator.id)] : []), ...(state.export ? [String(state.export.id)] : []), transactionResource(state)]);
 
 const displayIds = (answer: { data: { transaction: { display_messages: readonly { message_id: string }[] } } }): string[] =>
   answer.data.transaction.display_messages.map((message) => message.message_id);
@@ -291,6 +294,40 @@ export const checks: Record<string, Check> = {
           return missing.length > 0 && `${missing.length} of the ${codes.length} codes issued are not listed`;
         },
       });
+    },
+  },
+  createExport: {
+    async run(run, state) {
+      const generator = run.need(state.generator, 'a code generator', 'createCodeGenerator');
+      const response = await run.call(
+        'createExport',
+        (api) => api.core.POST('/v1.0/codegen/{id}/exports', { params: { path: { id: generator.id } }, body: {} }),
+        {
+          expect: 202,
+          verify: ({ data }, { headers }) => [
+            same(data.export.code_generator_id, generator.id, 'code_generator_id'),
+            same(data.export.status, 'running', 'status'),
+            same(headers.get('location'), pathOf('getExport', { id: data.export.id }), 'Location'),
+          ],
+        },
+      );
+      if (response.passed) state.export = { id: response.json.export.id };
+    },
+  },
+  getExport: {
+    async run(run, state) {
+      const exported = run.need(state.export, 'an export', 'createExport');
+      const codes = run.need(state.codes, 'issued codes', 'issueCodes');
+      // Written by a worker: asked again until it has completed.
+      const response = await run.poll('getExport', (api) => api.core.GET('/v1.0/exports/{id}', { params: { path: { id: exported.id } } }), {
+        expect: 200,
+        verify: ({ data }) => [
+          same(data.export.status, 'completed', 'status'),
+          same(data.export.rows, codes.length, 'rows'),
+          !data.export.download_url && 'no download_url',
+        ],
+      });
+      if (response.passed) state.expectedEvents.add(`export.completed ${exported.id}`);
     },
   },
   validateCodes: {

@@ -4,6 +4,7 @@ import { Table, AttributeType } from 'aws-cdk-lib/aws-dynamodb';
 import type { IConstruct } from 'constructs';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { hosts, routes, type HostId, type KeyAccess, type Route, type TableAccess } from '#functions/routes';
+import type { BucketAccess, BucketId } from '#functions/buckets';
 import { tableIds, tables, type TableId, type TableSpec } from '#functions/tables';
 
 const specOf = (id: TableId): TableSpec => tables[id];
@@ -372,6 +373,14 @@ describe('functions', () => {
   );
 });
 
+/** The statements a row's buckets call for: its actions on the bucket's objects. */
+const bucketStatements = (access: BucketAccess = {}) =>
+  Object.entries(access).map(([bucketId, actions]) => ({
+    Action: actions.length === 1 ? actions[0] : [...actions].sort(),
+    Effect: 'Allow',
+    Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(synth.stack, synth.stack.buckets.byId[bucketId as BucketId]), 'Arn'] }, '/*']] },
+  }));
+
 describe('each function touches only its declared tables, with only the actions it needs', () => {
   /** table logical id → actions granted to the role (on the table and on its indexes alike). */
   function dynamoGrants(roleId: string): Map<string, { table: Set<string>; indexes: Map<string, Set<string>> }> {
@@ -451,9 +460,15 @@ describe('each function touches only its declared tables, with only the actions 
     );
     // A route that names a key may take exactly its declared KMS actions with it, under the key's encryption context.
     expect(statements.filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('kms:')))).toEqual(kmsStatements(route.keys));
+    // A route that names a bucket takes exactly its declared actions on the bucket's objects (test/infra/codes/exports.test.ts).
+    expect(statements.filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('s3:')))).toEqual(bucketStatements(route.buckets));
     const others = statements.filter(
       (s: any) =>
-        ![s.Action].flat().some((a: string) => a.startsWith('dynamodb:') || a.startsWith('sqs:') || a.startsWith('secretsmanager:') || a.startsWith('kms:')),
+        ![s.Action]
+          .flat()
+          .some(
+            (a: string) => a.startsWith('dynamodb:') || a.startsWith('sqs:') || a.startsWith('secretsmanager:') || a.startsWith('kms:') || a.startsWith('s3:'),
+          ),
     );
     expect(others).toEqual([
       {
@@ -553,6 +568,16 @@ describe('each function touches only its declared tables, with only the actions 
       expected.push({ actions: sendsToOwn ? [...receive, 'sqs:SendMessage'].sort() : receive, resource: own });
       for (const resource of sends) if (JSON.stringify(resource) !== JSON.stringify(own)) expected.push({ actions: send, resource });
     }
+    // A Query on a table is granted on its indexes too (writeExports pages the codes list's index).
+    for (const [id, actions] of declared) {
+      if (!actions.includes('Query')) continue;
+      for (const index of specOf(id).indexes ?? []) {
+        expected.push({ actions: ['dynamodb:Query'], resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId(id), 'Arn'] }, `/index/${index.name}`]] } });
+      }
+    }
+    // Its buckets: exactly the declared actions, on the bucket's objects only.
+    for (const statement of bucketStatements(worker.buckets))
+      expected.push({ actions: [statement.Action].flat().map(String).sort(), resource: statement.Resource });
     // A replay reads back the stream of each table it names: the two reads, on that stream only.
     for (const table of worker.streams ?? []) {
       expected.push({ actions: ['dynamodb:GetRecords', 'dynamodb:GetShardIterator'], resource: { 'Fn::GetAtt': [tableId(table), 'StreamArn'] } });

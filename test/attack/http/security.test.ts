@@ -82,9 +82,19 @@ describe('tenant isolation', () => {
       body: { webhook_endpoint: { url: 'https://hooks.example.com/owner' } },
     });
     const endpointId: number = endpoint.json.webhook_endpoint.id;
+    // No exports queue in this file: the export is recorded (running) and never written, enough to be read.
+    const exported = await call(api, 'core', 'POST', `/v1.0/codegen/${generatorId}/exports`, { token: owner.token, body: {} });
+    const exportId: number = exported.json.export.id;
     const before = await Promise.all([eventsOf(owner.accountId), codeGeneratorsOf(owner.accountId)]);
     const ownerEndpoint = await call(api, 'core', 'GET', `/v1.0/webhook_endpoints/${endpointId}`, { token: owner.token });
-    const idOf = (path: string) => (path.startsWith('/v1.0/events') ? before[0][0]!.id : path.startsWith('/v1.0/webhook_endpoints') ? endpointId : generatorId);
+    const idOf = (path: string) =>
+      path.startsWith('/v1.0/events')
+        ? before[0][0]!.id
+        : path.startsWith('/v1.0/webhook_endpoints')
+          ? endpointId
+          : path.startsWith('/v1.0/exports')
+            ? exportId
+            : generatorId;
     const bodyOf = (operationId: string) =>
       operationId === 'updateCodeGenerator'
         ? { code_generator: { status: 'inactive' } }
@@ -96,11 +106,13 @@ describe('tenant isolation', () => {
 
     const withId = routes.filter((r) => r.path.includes('{id}'));
     expect(withId.map((r) => r.operationId).sort()).toEqual([
+      'createExport',
       'deleteEvent',
       'deleteWebhookEndpoint',
       'getCode',
       'getCodeGenerator',
       'getEvent',
+      'getExport',
       'getWebhookEndpoint',
       'issueCodes',
       'listCodeRedemptions',

@@ -70,6 +70,9 @@ describe('examples/day-in-the-life.ts', () => {
       'look the code up again: 200',
       'redeem it in the voided sale: 409',
       'list the deliveries: 200',
+      'export the codes: 202',
+      'read the export, completed: 200',
+      'download the file: 200',
       'the first page of the feed: 200',
       'the second page: 200',
       ...day.acknowledged.map((id) => `acknowledge event ${id}: 200`),
@@ -83,8 +86,14 @@ describe('examples/day-in-the-life.ts', () => {
       'a code length out of range: 422',
       'a void without a valid token: 401',
     ]);
-    // Every state change of the day was an event, acknowledged: created, issued, redeemed, updated, voided, released.
-    expect(day.acknowledged).toHaveLength(6);
+    // The export: the 5 codes, as the file has them after its header row.
+    expect(day.file).toEqual({
+      rows: 5,
+      header: 'code,code_generator_id,issued_at,times_redeemed,max_redemptions_per_code,last_redeemed_at,site_id,pos_transaction_id',
+      lines: 5,
+    });
+    // Every state change of the day was an event, acknowledged: created, issued, redeemed, updated, voided, released, exported.
+    expect(day.acknowledged).toHaveLength(7);
     expect(day.acknowledged).toContain(day.voided.eventId);
     // Left in the feed: the evening's issuance job, which completed after the feed was read.
     expect(day.issuanceJob).toEqual({ count: 1000, issued: 1000, completedAt: expect.stringMatching(RFC3339_MILLIS_UTC) });

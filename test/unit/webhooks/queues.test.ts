@@ -366,7 +366,7 @@ describe("the local stack's stand-in for SQS", () => {
   });
 
   it('the local SQS endpoint takes what the SDK sends (SendMessageBatch, SendMessage) and hands it to the queue of its URL; a refused entry is reported Failed', async () => {
-    const got: Record<string, QueuedMessage[]> = { webhookDeliveries: [], webhookRetries: [], issuanceFinalisation: [], issuanceJobs: [], fanOutFailures: [] };
+    const got: Record<string, QueuedMessage[]> = { webhookDeliveries: [], webhookRetries: [], issuanceFinalisation: [], issuanceJobs: [], fanOutFailures: [], exports: [] };
     const keep = (id: string) => ({
       send: async (messages: readonly QueuedMessage[]) => {
         if (messages.some((m) => m.body === 'refuse')) throw new Error('refused');
@@ -378,6 +378,7 @@ describe("the local stack's stand-in for SQS", () => {
       webhookRetries: keep('webhookRetries'),
       issuanceFinalisation: keep('issuanceFinalisation'),
       issuanceJobs: keep('issuanceJobs'),
+      exports: keep('exports'),
       fanOutFailures: keep('fanOutFailures'),
     });
     const client = new SQSClient({ endpoint: sqs.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
@@ -403,6 +404,7 @@ describe("the local stack's stand-in for SQS", () => {
         issuanceFinalisation: [{ body: 'three', delaySeconds: 30 }],
         issuanceJobs: [],
         fanOutFailures: [],
+        exports: [],
       });
       await expect(client.send(new SendMessageCommand({ QueueUrl: `${sqs.endpoint}/000000000000/other`, MessageBody: 'x' }))).rejects.toThrow(/No local queue/);
     } finally {
