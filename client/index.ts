@@ -151,7 +151,12 @@ const emptyAnswers: Middleware = {
 /** The pos host's writes: each keyed by site_id and pos_transaction_id, a repeat answers the first result and writes nothing. */
 const POS_IDEMPOTENT = new Set(['/v2.0/voided_transactions', '/v2.0/redeemed_codes', '/v2.0/validated_codes']);
 /** The core host's POSTs that honour an Idempotency-Key (a repeat with the same key answers the first response). */
-export const CORE_KEYED_POSTS: ReadonlySet<string> = new Set(['/v1.0/codegen', '/v1.0/codegen/{id}/codes', '/v1.0/codegen/{id}/exports', '/v1.0/webhook_endpoints']);
+export const CORE_KEYED_POSTS: ReadonlySet<string> = new Set([
+  '/v1.0/codegen',
+  '/v1.0/codegen/{id}/codes',
+  '/v1.0/codegen/{id}/exports',
+  '/v1.0/webhook_endpoints',
+]);
 
 function repeatable(request: Request, schemaPath: string): boolean {
   if (request.method === 'GET' || request.method === 'HEAD') return true;
