@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { chmodSync, mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, request as forward, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -69,6 +69,7 @@ export async function startLocalS3(options: { port?: number; dataDirectory?: str
     close: async () => {
       await closeServer(server);
       await store.close();
+      if (temporary) rmSync(directory, { recursive: true, force: true });
     },
   };
 }
