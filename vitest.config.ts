@@ -1,11 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 /** Load tests that would starve the files running beside them of the one DynamoDB Local. */
-const HEAVY = [
-  'test/attack/codes/issuance-concurrency.test.ts',
-  'test/attack/codes/issuance-job-load.test.ts',
-  'test/attack/webhooks/soak.test.ts',
-];
+const HEAVY = ['test/attack/codes/issuance-concurrency.test.ts', 'test/attack/codes/issuance-job-load.test.ts', 'test/attack/webhooks/soak.test.ts'];
 
 export default defineConfig({
   test: {

@@ -67,8 +67,10 @@ export function exportStream(accountId: number, generatorId: number, redeemed: b
       for (const code of page.items) text += exportRow(presentListedCode(code, max));
       rows += page.items.length;
       if (text) yield Buffer.from(text, 'utf8');
-      if (!page.more) return;
-      afterCode = page.items.at(-1)!.code;
+      // A page cut short by a running job's entries (listCodes) says itself where the next begins.
+      const next = page.next ?? page.items.at(-1)?.code;
+      if (!page.more || next === undefined) return;
+      afterCode = next;
     }
   }
   return { stream: Readable.from(chunks(), { objectMode: false, highWaterMark: 1 }), rows: () => rows };

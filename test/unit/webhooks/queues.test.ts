@@ -366,7 +366,14 @@ describe("the local stack's stand-in for SQS", () => {
   });
 
   it('the local SQS endpoint takes what the SDK sends (SendMessageBatch, SendMessage) and hands it to the queue of its URL; a refused entry is reported Failed', async () => {
-    const got: Record<string, QueuedMessage[]> = { webhookDeliveries: [], webhookRetries: [], issuanceFinalisation: [], issuanceJobs: [], fanOutFailures: [], exports: [] };
+    const got: Record<string, QueuedMessage[]> = {
+      webhookDeliveries: [],
+      webhookRetries: [],
+      issuanceFinalisation: [],
+      issuanceJobs: [],
+      fanOutFailures: [],
+      exports: [],
+    };
     const keep = (id: string) => ({
       send: async (messages: readonly QueuedMessage[]) => {
         if (messages.some((m) => m.body === 'refuse')) throw new Error('refused');
