@@ -17,7 +17,7 @@
  *   temporary directory holding links to the repository, so `.local/` is new), in one bash
  *   session from its first command to its last: variables set by a command (`TOKEN`, `ETAG`,
  *   `CODE`, …) are there for the next ones. Every command must exit 0.
- * - The stack's ports are free ones, not 3000, 3001 and 8000, so a developer's own `npm start`
+ * - The stack's ports are free ones, not 3000, 3001, 8000 and 4568, so a developer's own `npm start`
  *   and other test files never collide with it: `127.0.0.1:3000` (3001, 8000) in a command is
  *   rewritten to the real port before it runs, and back in its output.
  * - Outputs are compared line by line after normalising what varies from run to run (`RULES`
@@ -44,7 +44,7 @@ import { freePort } from '../../local/dynamodb.ts';
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 
 /** The ports the pages show, and the placeholders of the runner's free ports. */
-const SHOWN_PORTS = { core: 3000, pos: 3001, dynamodb: 8000 } as const;
+const SHOWN_PORTS = { core: 3000, pos: 3001, dynamodb: 8000, s3: 4568 } as const;
 type Ports = Record<keyof typeof SHOWN_PORTS, number>;
 
 export interface Example {
@@ -199,7 +199,7 @@ function terminalEnvironment(ports: Ports): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const name of keep) if (process.env[name] !== undefined) env[name] = process.env[name];
   env.LANG ??= 'C.UTF-8';
-  return { ...env, CORE_PORT: String(ports.core), POS_PORT: String(ports.pos), DYNAMODB_PORT: String(ports.dynamodb) };
+  return { ...env, CORE_PORT: String(ports.core), POS_PORT: String(ports.pos), DYNAMODB_PORT: String(ports.dynamodb), S3_PORT: String(ports.s3) };
 }
 
 export interface Stack {
@@ -222,7 +222,7 @@ async function distinctFreePorts(): Promise<Ports> {
       }
     }
   };
-  return { core: await next(), pos: await next(), dynamodb: await next() };
+  return { core: await next(), pos: await next(), dynamodb: await next(), s3: await next() };
 }
 
 /**

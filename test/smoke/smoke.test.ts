@@ -1,3 +1,4 @@
+import { freePort } from '../../local/dynamodb.ts';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -32,6 +33,9 @@ async function startStack(): Promise<Stack> {
     ...process.env,
     CORE_PORT: '0',
     POS_PORT: '0',
+    // Not the default 4568: other files (the docs runner's stacks) start local S3 servers beside it.
+    S3_PORT: String(await freePort()),
+    TILLGATE_S3_DATA_DIR: join(directory, 's3'),
     TABLE_PREFIX: `smoke-${randomBytes(4).toString('hex')}-`,
     TILLGATE_DEV_TOKEN_FILE: tokenFile,
     TILLGATE_CUSTOMER_KEY_FILE: join(directory, 'customer-key'),

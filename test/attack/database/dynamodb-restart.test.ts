@@ -49,6 +49,8 @@ beforeAll(async () => {
       DYNAMODB_PORT: String(await freePort()),
       CORE_PORT: '0',
       POS_PORT: '0',
+      S3_PORT: String(await freePort()),
+      TILLGATE_S3_DATA_DIR: join(directory, 's3'),
       TILLGATE_DATA_DIR: join(directory, 'dynamodb'),
       TILLGATE_DEV_TOKEN_FILE: join(directory, 'dev-token'),
       TILLGATE_CUSTOMER_KEY_FILE: join(directory, 'customer-key'),

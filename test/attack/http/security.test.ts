@@ -85,6 +85,9 @@ describe('tenant isolation', () => {
     // No exports queue in this file: the export is recorded (running) and never written, enough to be read.
     const exported = await call(api, 'core', 'POST', `/v1.0/codegen/${generatorId}/exports`, { token: owner.token, body: {} });
     const exportId: number = exported.json.export.id;
+    // Nor an issuance jobs queue: the job is recorded (running) and never run, enough to be read.
+    const job = await call(api, 'core', 'POST', `/v1.0/codegen/${generatorId}/issuance_jobs`, { token: owner.token, body: { count: 1 } });
+    const jobId: number = job.json.issuance_job.id;
     const before = await Promise.all([eventsOf(owner.accountId), codeGeneratorsOf(owner.accountId)]);
     const ownerEndpoint = await call(api, 'core', 'GET', `/v1.0/webhook_endpoints/${endpointId}`, { token: owner.token });
     const idOf = (path: string) =>
@@ -94,11 +97,13 @@ describe('tenant isolation', () => {
           ? endpointId
           : path.startsWith('/v1.0/exports')
             ? exportId
-            : generatorId;
+            : path.startsWith('/v1.0/issuance_jobs')
+              ? jobId
+              : generatorId;
     const bodyOf = (operationId: string) =>
       operationId === 'updateCodeGenerator'
         ? { code_generator: { status: 'inactive' } }
-        : operationId === 'issueCodes'
+        : operationId === 'issueCodes' || operationId === 'createIssuanceJob'
           ? { count: 1 }
           : operationId === 'updateWebhookEndpoint'
             ? { webhook_endpoint: { status: 'disabled' } }
@@ -107,12 +112,14 @@ describe('tenant isolation', () => {
     const withId = routes.filter((r) => r.path.includes('{id}'));
     expect(withId.map((r) => r.operationId).sort()).toEqual([
       'createExport',
+      'createIssuanceJob',
       'deleteEvent',
       'deleteWebhookEndpoint',
       'getCode',
       'getCodeGenerator',
       'getEvent',
       'getExport',
+      'getIssuanceJob',
       'getWebhookEndpoint',
       'issueCodes',
       'listCodeRedemptions',

@@ -61,12 +61,12 @@ describe('normalise', () => {
 });
 
 describe('substitutePorts', () => {
-  const shown = { core: 3000, pos: 3001, dynamodb: 8000 };
+  const shown = { core: 3000, pos: 3001, dynamodb: 8000, s3: 4568 };
 
   it('maps every shown port to the stack port and back, in one pass, when a free port is a shown one', () => {
     // The stack's free core port was 3001 and its database's 3000: replaced one after the other,
     // 3000 would become 3001 and then the pos port (a failure CI met once).
-    const stack = { core: 3001, pos: 40123, dynamodb: 3000 };
+    const stack = { core: 3001, pos: 40123, dynamodb: 3000, s3: 40124 };
     const command = 'smoke --core-url http://127.0.0.1:3000 --pos-url http://127.0.0.1:3001 --db localhost:8000 :30001';
     const run = substitutePorts(command, shown, stack);
     expect(run).toBe('smoke --core-url http://127.0.0.1:3001 --pos-url http://127.0.0.1:40123 --db localhost:3000 :30001');
@@ -74,7 +74,9 @@ describe('substitutePorts', () => {
   });
 
   it('leaves other hosts and longer port numbers alone', () => {
-    expect(substitutePorts('http://example.com:3000 127.0.0.1:30000', shown, { core: 1, pos: 2, dynamodb: 3 })).toBe('http://example.com:3000 127.0.0.1:30000');
+    expect(substitutePorts('http://example.com:3000 127.0.0.1:30000', shown, { core: 1, pos: 2, dynamodb: 3, s3: 4 })).toBe(
+      'http://example.com:3000 127.0.0.1:30000',
+    );
   });
 });
 
