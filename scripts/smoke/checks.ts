@@ -47,6 +47,8 @@ export interface SmokeState {
   delivery?: number;
   /** The run's export of its generator's codes. */
   export?: { id: number };
+  /** The run's issuance job (after the export, so that the file holds only issueCodes' codes). */
+  job?: { id: number; count: number };
 }
 
 const SMOKE_SITE_ID = 'smoke-site';
@@ -328,6 +330,37 @@ export const checks: Record<string, Check> = {
         ],
       });
       if (response.passed) state.expectedEvents.add(`export.completed ${exported.id}`);
+    },
+  },
+  createIssuanceJob: {
+    async run(run, state) {
+      const generator = run.need(state.generator, 'a code generator', 'createCodeGenerator');
+      const count = 10;
+      const response = await run.call(
+        'createIssuanceJob',
+        (api) => api.core.POST('/v1.0/codegen/{id}/issuance_jobs', { params: { path: { id: generator.id } }, body: { count } }),
+        {
+          expect: 202,
+          verify: ({ data }, { headers }) => [
+            same(data.issuance_job.code_generator_id, generator.id, 'code_generator_id'),
+            same(data.issuance_job.status, 'running', 'status'),
+            same(headers.get('location'), pathOf('getIssuanceJob', { id: data.issuance_job.id }), 'Location'),
+          ],
+        },
+      );
+      if (response.passed) state.job = { id: response.json.issuance_job.id, count };
+    },
+  },
+  getIssuanceJob: {
+    async run(run, state) {
+      const job = run.need(state.job, 'an issuance job', 'createIssuanceJob');
+      const generator = run.need(state.generator, 'a code generator', 'createCodeGenerator');
+      // Run by a worker: asked again until it has completed.
+      const response = await run.poll('getIssuanceJob', (api) => api.core.GET('/v1.0/issuance_jobs/{id}', { params: { path: { id: job.id } } }), {
+        expect: 200,
+        verify: ({ data }) => [same(data.issuance_job.status, 'completed', 'status'), same(data.issuance_job.issued, job.count, 'issued')],
+      });
+      if (response.passed) state.expectedEvents.add(`codes.issued ${generator.id}`);
     },
   },
   validateCodes: {
