@@ -152,6 +152,9 @@ const RULES: readonly { readonly name: string; readonly pattern: RegExp; readonl
   { name: 'code', pattern: /\b[A-Z0-9]+-[2-9A-HJ-NP-Z]{8}\b/g, placeholder: '<code>' },
   // npm run smoke (docs/smoke.md): a request's latency (right-aligned, so its padding varies with
   // it), the run's id and its duration, as lines and as --json.
+  // A check that polls a worker's result (an export, an issuance job) notes how many tries it took,
+  // only when more than one: how long the worker took, which varies with the machine.
+  { name: 'smoke poll tries', pattern: / \(\d+ tries\)|, \d+ tries(?=\))/g, placeholder: '' },
   { name: 'smoke latency', pattern: / +\d+ ms\b/g, placeholder: ' <n> ms' },
   { name: 'smoke run id', pattern: /(?<=smoke run |"run_id": ")[0-9a-f]{8}\b/g, placeholder: '<run-id>' },
   { name: 'smoke duration', pattern: /(?<=\bin )\d+\.\d s\b/g, placeholder: '<n> s' },

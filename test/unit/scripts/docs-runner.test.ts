@@ -60,6 +60,17 @@ describe('normalise', () => {
   });
 });
 
+describe('normalise, a smoke check that polls', () => {
+  it('compares the line whatever the number of tries, one (no note) included', () => {
+    const shown = 'ok   200  getIssuanceJob         GET /v1.0/issuance_jobs/7 (2 tries)                        14 ms';
+    const once = 'ok   200  getIssuanceJob         GET /v1.0/issuance_jobs/7                                  9 ms';
+    const six = 'ok   200  getIssuanceJob         GET /v1.0/issuance_jobs/7 (6 tries)                       140 ms';
+    expect(normalise(once).text).toBe(normalise(shown).text);
+    expect(normalise(six).text).toBe(normalise(shown).text);
+    expect(normalise('GET /v1.0/exports/5 (lower case, 3 tries) 1 ms').text).toBe('GET /v1.0/exports/5 (lower case) <n> ms');
+  });
+});
+
 describe('substitutePorts', () => {
   const shown = { core: 3000, pos: 3001, dynamodb: 8000, s3: 4568 };
 
