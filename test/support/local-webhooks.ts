@@ -35,6 +35,22 @@ export async function startTestWebhooks(
 }
 
 /**
+ * Registers a test file's hooks for the queue workers alone (no stream poller): started before the
+ * file's tests, closed after. Returns a getter of the running stand-ins, for tests that send to a
+ * queue themselves.
+ */
+export function useQueueWorkers(): () => LocalWebhooks {
+  let workers: LocalWebhooks | undefined;
+  beforeAll(async () => {
+    workers = await startTestWebhooks({ streams: false });
+  });
+  afterAll(async () => {
+    await workers?.close();
+  });
+  return () => workers!;
+}
+
+/**
  * Registers a test file's hooks for the webhook pipeline: the stand-ins above and a verifying
  * receiver on 127.0.0.1, started before the file's tests and closed after. Read `webhooks` and
  * `receiver` inside tests.

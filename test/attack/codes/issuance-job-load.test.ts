@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { LocalWebhooks } from '../../../local/webhooks.ts';
+import { expect, it } from 'vitest';
 import { winterPromotion } from '../../support/fixtures.ts';
 import { call } from '../../support/http.ts';
 import { useLocalApi } from '../../support/local-api.ts';
-import { startTestWebhooks } from '../../support/local-webhooks.ts';
+import { useQueueWorkers } from '../../support/local-webhooks.ts';
 
 /**
  * One large issuance job end to end (PRODUCT.md, "Bulk"), in the vitest project `heavy` (it
@@ -17,13 +16,7 @@ import { startTestWebhooks } from '../../support/local-webhooks.ts';
  */
 const COUNT = Number(process.env.ISSUANCE_JOB_LOAD_CODES ?? 5_000);
 const ctx = useLocalApi();
-let workers: LocalWebhooks;
-beforeAll(async () => {
-  workers = await startTestWebhooks({ streams: false });
-});
-afterAll(async () => {
-  await workers?.close();
-});
+useQueueWorkers();
 
 it(`a job of ${COUNT} codes completes, never going back, and lists exactly its codes`, { timeout: 900_000 }, async () => {
   const token = ctx.account.token;

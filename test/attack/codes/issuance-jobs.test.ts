@@ -1,13 +1,12 @@
 import { Readable } from 'node:stream';
 import { BatchWriteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { dynamodb, documents } from '../../../functions/runtime/clients.ts';
 import { tableName } from '../../../functions/runtime/config.ts';
-import type { LocalWebhooks } from '../../../local/webhooks.ts';
 import { winterPromotion } from '../../support/fixtures.ts';
 import { call } from '../../support/http.ts';
 import { useLocalApi } from '../../support/local-api.ts';
-import { startTestWebhooks } from '../../support/local-webhooks.ts';
+import { useQueueWorkers } from '../../support/local-webhooks.ts';
 import { codeItemsOf, eventsOf } from '../../support/records.ts';
 import { fuzzSeed, seededRandom, type DynamoTransport } from '../support.ts';
 
@@ -37,13 +36,7 @@ console.info(`issuance-jobs seed ${seed} (replay: FUZZ_SEED=${seed})`);
 const random = seededRandom(seed);
 
 const ctx = useLocalApi();
-let workers: LocalWebhooks;
-beforeAll(async () => {
-  workers = await startTestWebhooks({ streams: false });
-});
-afterAll(async () => {
-  await workers?.close();
-});
+const workers = useQueueWorkers();
 afterEach(() => vi.restoreAllMocks());
 
 const transport = (dynamodb.config as unknown as { requestHandler: DynamoTransport }).requestHandler;
@@ -227,20 +220,20 @@ describe('issuance jobs under attack', () => {
         },
       };
     });
-    const received = workers.queues.issuanceJobs.received;
+    const received = workers().queues.issuanceJobs.received;
     jobId = await startJob(id, 200);
     // Copies of two chunks' messages beside the originals (SQS delivers at least once).
     const copy = (chunk: number) => ({ body: JSON.stringify({ kind: 'chunk', account_id: ctx.account.accountId, job_id: jobId, chunk }) });
-    await workers.queues.issuanceJobs.send([copy(1), copy(2), copy(2)]);
+    await workers().queues.issuanceJobs.send([copy(1), copy(2), copy(2)]);
     const job = await untilDone(jobId);
     expect(job).toMatchObject({ status: 'completed', issued: 200, count: 200 });
     expect(seen.failed).toBe(60);
     // 1 start + 4 chunks + 3 copies, and the messages that failed handed back (1 s after their
     // failure: possibly after a copy of the same chunk completed the job).
-    for (const until = Date.now() + 15_000; workers.queues.issuanceJobs.received - received <= 8 && Date.now() < until; ) {
+    for (const until = Date.now() + 15_000; workers().queues.issuanceJobs.received - received <= 8 && Date.now() < until; ) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(workers.queues.issuanceJobs.received - received).toBeGreaterThan(8);
+    expect(workers().queues.issuanceJobs.received - received).toBeGreaterThan(8);
     const items = await jobItems(jobId);
     expect(items).toHaveLength(200);
     expect(new Set(items.map((item) => item.slot))).toEqual(new Set(Array.from({ length: 200 }, (_, slot) => slot)));
