@@ -54,10 +54,25 @@ export function bundledHandlers(bundles: Record<string, string>): HandlerLoader 
   };
 }
 
-export async function startLocalApi(options: { ports: Record<HostId, number>; loadHandler: HandlerLoader; log?: (line: string) => void }): Promise<LocalApi> {
+/**
+ * `lazy`: each route's handler is loaded at its first request (before its time-out starts, as a
+ * Lambda's cold start is), not all at start. For tests: a test file touches a few routes, and a
+ * bundle is a whole function (about 1 MB to parse), so loading every route's bundle took each
+ * end-to-end file 5 to 10 s. `npm start` loads them all at once, so a broken handler stops it.
+ */
+export async function startLocalApi(options: {
+  ports: Record<HostId, number>;
+  loadHandler: HandlerLoader;
+  log?: (line: string) => void;
+  lazy?: boolean;
+}): Promise<LocalApi> {
   const log = options.log ?? ((line) => process.stdout.write(`${line}\n`));
-  const handlers = new Map<Route, LambdaHandler>();
-  for (const route of routes) handlers.set(route, await options.loadHandler(route));
+  const handlers = new Map<Route, () => Promise<LambdaHandler>>();
+  for (const route of routes) {
+    let loaded = options.lazy ? undefined : options.loadHandler(route);
+    handlers.set(route, () => (loaded ??= options.loadHandler(route)));
+  }
+  await Promise.all(routes.map((route) => (options.lazy ? undefined : handlers.get(route)!())));
 
   // Filled once every server listens: a 404 names the other host's URL (see otherHostHint).
   const urlOf: Partial<Record<HostId, string>> = {};
@@ -117,7 +132,7 @@ async function serve(
   host: HostId,
   request: IncomingMessage,
   response: ServerResponse,
-  handlers: Map<Route, LambdaHandler>,
+  handlers: Map<Route, () => Promise<LambdaHandler>>,
   log: (line: string) => void,
   urlOf: Partial<Record<HostId, string>> = {},
 ): Promise<void> {
@@ -180,6 +195,7 @@ async function serve(
     sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
     protocol: `HTTP/${request.httpVersion}`,
   });
+  const handler = await handlers.get(match.route)!();
   const deadline = Date.now() + functionTimeoutMs();
   const context = {
     awsRequestId: randomUUID(),
@@ -196,7 +212,7 @@ async function serve(
     succeed: () => undefined,
   } satisfies Context;
 
-  const result = await runInvocation(handlers.get(match.route)!, event, context);
+  const result = await runInvocation(handler, event, context);
   const payload = Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
   const headers: Record<string, string | string[]> = { ...(result.multiValueHeaders as Record<string, string[]>) };
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);

@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { newAccount } from './accounts.ts';
@@ -18,13 +17,12 @@ export type Around = <Event, Result>(handler: (event: Event, context: Context) =
 export async function startTestApi(around?: Around): Promise<LocalApi> {
   const load = await handlerLoader();
   const loadHandler: HandlerLoader = around ? async (route) => around(await load(route)) : load;
-  return startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler, log: () => undefined });
+  return startLocalApi({ ports: { core: 0, pos: 0 }, loadHandler, log: () => undefined, lazy: true });
 }
 
 async function handlerLoader(): Promise<HandlerLoader> {
   if (process.env.TILLGATE_HANDLERS !== 'bundles') return sourceHandlers;
-  const { findBundles } = await import('../../infra/bundles.ts');
-  return bundledHandlers(findBundles(resolve('cdk.out')));
+  return bundledHandlers((await import('./bundles.ts')).freshBundles());
 }
 
 /**

@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { startReceiver, type Receiver } from './webhooks/receiver.ts';
 import { tableNamesWithPrefix } from '../../local/dynamodb.ts';
@@ -16,8 +15,7 @@ import { bundledWorkers, sourceWorkers, startLocalWebhooks, type LocalWebhooks, 
 export async function startTestWebhooks(
   options: { visibilityMs?: number; streams?: boolean; concurrency?: Record<string, number>; around?: Around } = {},
 ): Promise<LocalWebhooks> {
-  const load: WorkerLoader =
-    process.env.TILLGATE_HANDLERS === 'bundles' ? bundledWorkers((await import('../../infra/bundles.ts')).findBundles(resolve('cdk.out'))) : sourceWorkers;
+  const load: WorkerLoader = process.env.TILLGATE_HANDLERS === 'bundles' ? bundledWorkers((await import('./bundles.ts')).freshBundles()) : sourceWorkers;
   const { around } = options;
   const loadWorker: WorkerLoader = around ? async (worker) => around(await load(worker)) : load;
   return startLocalWebhooks({
