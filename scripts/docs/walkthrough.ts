@@ -25,6 +25,10 @@
  *   list cursors).
  *   Ids are not normalised: on a fresh stack they are the same on every run, which is what lets a
  *   page use `/v1.0/codegen/1` literally.
+ * - A block opened with ```console slow runs only with TILLGATE_DOCS_SLOW=1 (`npm run docs` by
+ *   hand), each of its commands with up to an hour: for what takes minutes on a small machine (the
+ *   README's job of 100,000 codes). Without it its examples are reported as not run, and no later
+ *   example may depend on them (the test checks that the README has only the one such block).
  * - `npm run docs -- --update` rewrites the outputs of the examples that differ with what the
  *   run printed (values the page already shows elsewhere keep the page's spelling, so the diff
  *   shows only what changed); a new example needs only its `$ ` line.
@@ -51,6 +55,8 @@ export interface Example {
   readonly page: string;
   /** 1-based line of the `$ ` line in the page. */
   readonly line: number;
+  /** In a ```console slow block: run only with TILLGATE_DOCS_SLOW=1. */
+  readonly slow: boolean;
   /** The command as shown, without the `$ ` prompt (continuation lines included). */
   readonly command: string;
   readonly expected: readonly string[];
@@ -62,6 +68,8 @@ export interface Example {
 export interface CodeBlock {
   /** The info string after the opening fence (`console`, `sh`, `json`, or empty). */
   readonly lang: string;
+  /** The words of the info string after the language (`slow` in ```console slow). */
+  readonly attributes: readonly string[];
   /** 0-based index of the block's first line inside the fences. */
   readonly start: number;
   readonly lines: readonly string[];
@@ -70,13 +78,13 @@ export interface CodeBlock {
 /** The fenced code blocks of a Markdown page. */
 export function codeBlocks(page: string, text: string): CodeBlock[] {
   const blocks: CodeBlock[] = [];
-  let open: { fence: string; lang: string; start: number; lines: string[] } | undefined;
+  let open: { fence: string; lang: string; attributes: string[]; start: number; lines: string[] } | undefined;
   text.split('\n').forEach((line, index) => {
     if (!open) {
-      const opening = /^\s{0,3}(`{3,}|~{3,})\s*(\S*).*$/.exec(line);
-      if (opening) open = { fence: opening[1]!, lang: opening[2]!, start: index + 1, lines: [] };
+      const opening = /^\s{0,3}(`{3,}|~{3,})\s*(\S*)(.*)$/.exec(line);
+      if (opening) open = { fence: opening[1]!, lang: opening[2]!, attributes: opening[3]!.trim().split(/\s+/).filter(Boolean), start: index + 1, lines: [] };
     } else if (line.trim() === open.fence) {
-      blocks.push({ lang: open.lang, start: open.start, lines: open.lines });
+      blocks.push({ lang: open.lang, attributes: open.attributes, start: open.start, lines: open.lines });
       open = undefined;
     } else {
       open.lines.push(line);
@@ -96,6 +104,7 @@ export function parsePage(page: string, text: string): Example[] {
         examples.push({
           page,
           line: current.line,
+          slow: block.attributes.includes('slow'),
           command: current.command.join('\n'),
           expected: current.expected,
           outputStart: current.outputStart,
@@ -142,6 +151,8 @@ const RULES: readonly { readonly name: string; readonly pattern: RegExp; readonl
   },
   // The hash only: a code generator's tag goes on with its times_redeemed (`W/"<hash>.3"`), compared as shown.
   { name: 'ETag', pattern: /W\/"[0-9a-f]{32}(?=(?:\.\d+)?")/g, placeholder: 'W/"<etag>' },
+  // A running issuance job's progress (the README's job of 100,000 codes, read while it runs).
+  { name: 'job progress', pattern: /(?<="issued":)\d+(?=,"status":"running")/g, placeholder: '<n>' },
   { name: 'token', pattern: /\btg_[A-Za-z0-9_-]{43}\b/g, placeholder: '<token>' },
   { name: 'key id', pattern: /\bkey_[0-9a-f]{16}\b/g, placeholder: '<key-id>' },
   // A list cursor is encrypted with each stack's own cursor key (functions/http/pagination.ts).
@@ -306,6 +317,10 @@ export function bannerCommands(log: string): string[] {
 const MARK = '\x1e';
 
 export const COMMAND_TIMEOUT_MS = 120_000;
+/** A command of a ```console slow block: the README's job of 100,000 codes took NN minutes with `npm start`. */
+const SLOW_COMMAND_TIMEOUT_MS = 3_600_000;
+/** Whether ```console slow blocks run (TILLGATE_DOCS_SLOW=1). */
+const runsSlowExamples = () => process.env.TILLGATE_DOCS_SLOW === '1';
 
 /** One bash session; `run` sends a command and returns what it printed and its exit status. */
 export class Session {
@@ -368,6 +383,8 @@ export interface Outcome {
   readonly actual: readonly string[];
   readonly status: number | 'timeout';
   readonly matches: boolean;
+  /** A slow example not run (no TILLGATE_DOCS_SLOW): counted as matching, its output kept. */
+  readonly skipped?: boolean;
 }
 
 export interface PageResult {
@@ -402,8 +419,12 @@ export async function runPage(page: string, options: { stack?: Stack; paceMs?: n
   const outcomes: Outcome[] = [];
   try {
     for (const [index, example] of examples.entries()) {
+      if (example.slow && !runsSlowExamples()) {
+        outcomes.push({ example, index, actual: example.expected, status: 0, matches: true, skipped: true });
+        continue;
+      }
       if (index > 0 && leavesRunning(examples[index - 1]!.command) && paceMs > 0) await new Promise((done) => setTimeout(done, paceMs));
-      const result = await session.run(substitutePorts(example.command, SHOWN_PORTS, stack.ports));
+      const result = await session.run(substitutePorts(example.command, SHOWN_PORTS, stack.ports), example.slow ? SLOW_COMMAND_TIMEOUT_MS : COMMAND_TIMEOUT_MS);
       const actual = lines(substitutePorts(result.output, stack.ports, SHOWN_PORTS));
       const matches = result.status === 0 && normalise(actual.join('\n')).text === normalise(example.expected.join('\n')).text;
       outcomes.push({ example, index, actual, status: result.status, matches });

@@ -52,6 +52,26 @@ describe('the documentation runs as written', () => {
     if (process.env.TILLGATE_DOCS_PACE_MS === undefined) expect(PACE_MS).toBeGreaterThan(30_000);
   });
 
+  // A slow example runs only by hand (TILLGATE_DOCS_SLOW=1): a later example that used what it set
+  // would pass or fail depending on whether it ran.
+  it('sets nothing in a slow example that a later example uses', () => {
+    for (const page of pages) {
+      const examples = parsePage(page, readFileSync(page, 'utf8'));
+      const setBySlow = new Set<string>();
+      for (const example of examples) {
+        if (example.slow) {
+          for (const [, name] of example.command.matchAll(/(?:^|[\s;&|(])([A-Z_][A-Z0-9_]*)=/g)) setBySlow.add(name!);
+          continue;
+        }
+        const used = [...example.command.matchAll(/\$\{?([A-Z_][A-Z0-9_]*)/g)].map(([, name]) => name!);
+        expect(
+          used.filter((name) => setBySlow.has(name)),
+          `${page}:${example.line} uses what a slow example sets`,
+        ).toEqual([]);
+      }
+    }
+  });
+
   // Each page has its own stack on its own ports: they run side by side.
   it.concurrent.each(pages)(
     '%s: every console example prints what the page shows',
@@ -62,6 +82,8 @@ describe('the documentation runs as written', () => {
         if (page === 'README.md') await checkBanner(stack);
         const result = await runPage(page, { stack });
         expect(result.outcomes.length).toBeGreaterThan(0);
+        const skipped = result.outcomes.filter((outcome) => outcome.skipped).length;
+        if (skipped > 0) console.info(`${page}: ${skipped} slow examples not run (TILLGATE_DOCS_SLOW=1 runs them: docs/writing-docs.md, "Slow examples")`);
         const report = describeFailures(result);
         if (report) throw new Error(`\n${report}\n`);
       } finally {

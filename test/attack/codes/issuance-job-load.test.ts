@@ -1,3 +1,4 @@
+import '../../support/patient-database.ts';
 import { expect, it } from 'vitest';
 import { winterPromotion } from '../../support/fixtures.ts';
 import { call } from '../../support/http.ts';
@@ -6,7 +7,8 @@ import { useQueueWorkers } from '../../support/local-webhooks.ts';
 
 /**
  * One large issuance job end to end (PRODUCT.md, "Bulk"), in the vitest project `heavy` (it
- * saturates DynamoDB Local on purpose, so it runs alone, after the others): the job's codes are
+ * saturates DynamoDB Local on purpose, so it runs after the others, beside the other load tests,
+ * with their patient database time-outs): the job's codes are
  * written at the rate DynamoDB Local takes conditional puts, `issued` grows and never decreases,
  * the job completes, and the list pages through exactly `count` distinct codes in code order, each
  * issued at the job's completed_at. 100,000 codes, as the issue asks (ISSUANCE_JOB_LOAD_CODES
