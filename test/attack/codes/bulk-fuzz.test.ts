@@ -66,8 +66,8 @@ vi.hoisted(() => {
  * Budget: under 15 s for the file on the shared 2-core machine.
  */
 const seed = fuzzSeed();
-const jobRuns = fuzzRuns(60);
-const numRuns = fuzzRuns(40);
+const jobRuns = fuzzRuns(40);
+const numRuns = fuzzRuns(30);
 console.log(
   `fuzz bulk: seed ${seed}, ${jobRuns} runs for POST issuance_jobs, ${numRuns} per other property (replay: FUZZ_SEED=${seed} npx vitest run test/attack/codes/bulk-fuzz.test.ts)`,
 );
@@ -402,7 +402,6 @@ async function createProperty(spec: CreateRoute, runs: number, shopsNow: () => {
       followUp,
       async (h, scope, idChoice, pick, bytes, key, verb, again) => {
         await beforeEach();
-        const { owner } = shopsNow();
         const token = tokenOf(h, scope, key === undefined ? [] : ['Idempotency-Key', key]);
         const path = `/v1.0/codegen/${generatorId(idChoice, token.caller, pick)}/${spec.route}`;
         const response = await sendTo(api, core, { method: verb, path, headers: token.headers, body: bytes });
@@ -455,8 +454,9 @@ async function createProperty(spec: CreateRoute, runs: number, shopsNow: () => {
         expectAnswer(where, verb, path, response, h, target.kind !== 'no-route');
         if (response.status === 422 && verdict.kind === 'invalid')
           expectFields(where, response, verdict.fields, verdict.fields.has('count') ? 'count' : undefined);
-        // What the request could have written: the caller's account, or for a refused token the owner's.
-        await expectTables(where, shop ?? owner);
+        // What a request past the token could have written: the caller's account. (A 401, 403 or a
+        // gateway's answer, rightly given, ran no handler: nothing to read.)
+        if (shop && !token.forbidden && target.kind !== 'no-route') await expectTables(where, shop);
 
         // The key sent again: the first 202 byte for byte, or 409 for another body; nothing started either way.
         const first = reason === '202' && key !== undefined ? shop!.keys.get(`${spec.route}#${trimOws(key)}`) : undefined;
@@ -524,7 +524,13 @@ describe('fuzzing the bulk routes through the local server', { timeout: 120_000 
       {
         route: 'issuance_jobs',
         root: 'issuance_job',
-        bodies: bodiesOf(validJob, 'count', { arbitrary: countBodies, weight: 2 }),
+        bodies: bodiesOf(
+          validJob,
+          'count',
+          { arbitrary: countBodies, weight: 2 },
+          // Just past the bounds and not an integer, often: the counts a broken check lets through.
+          { arbitrary: fc.constantFrom('0', '-1', '1000001', '0.5').map((count) => Buffer.from(`{"count":${count}}`)), weight: 3 },
+        ),
         judge: (bytes, contentType) => judgeIssue(bytes, contentType, 1_000_000),
         refusal(shop, generator, { count }) {
           const n = count as number;
