@@ -50,7 +50,7 @@ vi.hoisted(() => {
  * 3 per account, then 409) and of the quota (ACCOUNT_CODE_QUOTA=45) stays exact. The GET property
  * releases one account for a moment, so that it also reads completed jobs and exports.
  *
- * Would catch (each checked by breaking the handler, see docs/issuance-jobs.md "Tests"): a count
+ * Would catch (each checked by breaking the handler: docs/testing.md, "The bulk fuzzer"): a count
  * out of 1–1,000,000 or of the wrong type accepted; a job started before the checks (a refused
  * request that reserved quota, raised the running count or left a job or export behind); a 4th
  * running job, or a job past the quota, accepted; an inactive generator's job accepted, or its
