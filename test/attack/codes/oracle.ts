@@ -267,7 +267,15 @@ function decodeSegment(segment: string): string {
   }
 }
 
-type CodegenRoute = 'getCodeGenerator' | 'updateCodeGenerator' | 'issueCodes' | 'listCodes' | 'getCode' | 'listCodeRedemptions';
+type CodegenRoute =
+  | 'getCodeGenerator'
+  | 'updateCodeGenerator'
+  | 'issueCodes'
+  | 'listCodes'
+  | 'getCode'
+  | 'listCodeRedemptions'
+  | 'createIssuanceJob'
+  | 'createExport';
 
 export type CodegenTarget =
   | { kind: 'no-route' } // the gateway's 404
@@ -286,6 +294,8 @@ export function codegenTarget(method: string, path: string): CodegenTarget {
   else if (rest.length === 1 && method === 'PATCH') route = 'updateCodeGenerator';
   else if (rest.length === 2 && rest[1] === 'codes' && method === 'POST') route = 'issueCodes';
   else if (rest.length === 2 && rest[1] === 'codes' && method === 'GET') route = 'listCodes';
+  else if (rest.length === 2 && rest[1] === 'issuance_jobs' && method === 'POST') route = 'createIssuanceJob';
+  else if (rest.length === 2 && rest[1] === 'exports' && method === 'POST') route = 'createExport';
   else if (rest.length === 3 && rest[1] === 'codes' && method === 'GET') route = 'getCode';
   else if (rest.length === 4 && rest[1] === 'codes' && rest[3] === 'redemptions' && method === 'GET') route = 'listCodeRedemptions';
   if (!route) return { kind: 'no-route' };
@@ -352,16 +362,40 @@ export function judgePatchWith(
   return { kind: 'valid', value: merged, changed };
 }
 
-/** POST /v1.0/codegen/{id}/codes: `{"count":n}`, n an integer 1–1000, nothing else. */
-export function judgeIssue(bytes: Buffer, contentType: string | undefined): BodyVerdict {
+/**
+ * `{"count":n}`, n an integer 1–`max`, nothing else: POST /v1.0/codegen/{id}/codes (1,000) and
+ * POST /v1.0/codegen/{id}/issuance_jobs (1,000,000).
+ */
+export function judgeIssue(bytes: Buffer, contentType: string | undefined, max = 1000): BodyVerdict {
   const read = envelope(bytes, contentType);
   if ('verdict' in read) return read.verdict;
-  const parsed = read.parsed;
+  return judgeMembers(read.parsed, { count: (count) => typeof count === 'number' && Number.isInteger(count) && count >= 1 && count <= max });
+}
+
+/**
+ * POST /v1.0/codegen/{id}/exports: `{}`, `{"redeemed":true}` or `{"redeemed":false}`, and no body
+ * is the same as `{}` (PRODUCT.md, "Bulk"). No body is zero bytes. Where the contract is silent
+ * the verdict is `either` (the success, or `otherwise`): a body of JSON's own white space only
+ * (space, tab, CR, LF), and no body under a non-JSON Content-Type. Any other character makes it a
+ * body, which must then be JSON: a byte-order mark or a no-break space alone is a 400.
+ */
+export function judgeExport(
+  bytes: Buffer,
+  contentType: string | undefined,
+): BodyVerdict | { kind: 'either'; value: Record<string, unknown>; otherwise: BodyVerdict } {
+  const read = envelope(bytes, contentType);
+  if (!('verdict' in read)) return judgeMembers(read.parsed, { redeemed: (redeemed) => redeemed === undefined || typeof redeemed === 'boolean' });
+  if (bytes.length === 0 && read.verdict.kind === 'malformed') return { kind: 'valid', value: {} };
+  if (read.verdict.kind !== 'too-large' && /^[ \t\r\n]*$/.test(bytes.toString('latin1'))) return { kind: 'either', value: {}, otherwise: read.verdict };
+  return read.verdict;
+}
+
+/** A JSON object of optional members, each judged by its rule: 422 naming the wrong and unknown ones. */
+function judgeMembers(parsed: unknown, rules: Record<string, (value: unknown) => boolean>): BodyVerdict {
   if (!isObject(parsed)) return { kind: 'malformed' };
   const wrong = new Set<string>();
-  for (const key of Object.keys(parsed)) if (key !== 'count') wrong.add(key);
-  const count = parsed.count;
-  if (!(typeof count === 'number' && Number.isInteger(count) && count >= 1 && count <= 1000)) wrong.add('count');
+  for (const key of Object.keys(parsed)) if (!Object.hasOwn(rules, key)) wrong.add(key);
+  for (const [key, rule] of Object.entries(rules)) if (!rule(parsed[key])) wrong.add(key);
   return wrong.size > 0 ? { kind: 'invalid', fields: wrong } : { kind: 'valid', value: parsed };
 }
 

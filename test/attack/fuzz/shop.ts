@@ -397,22 +397,34 @@ export async function listProperty(route: 'events' | 'codegen', numRuns: number)
 
 // ---------------------------------------------------------------- path parameters
 
+/** An id written as a path segment: the first digit percent-encoded (`%31…`), which names the same id. */
+export const encodedId = (id: number) => `%3${String(id)[0]}${String(id).slice(1)}`;
+
+/**
+ * Path ids that name no record: any positive integer (past every id made), and, with weight 6 of
+ * 7, ids that are not positive integers (signs, zeros, exponents, other digits, encoded slashes,
+ * dot segments, any string, numbers past 2^53).
+ */
+export const strangeIds: fc.Arbitrary<string> = fc.oneof(
+  { arbitrary: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }).map(String), weight: 1 },
+  {
+    arbitrary: fc.oneof(
+      hostileNumberText.map(encodeURIComponent),
+      fc.constantFrom('%2F', '1%2F2', '%20', '%00', '%', '%zz', '%E0%A4%A', '%F0%9F%98%80', '..', '.', '%2e%2e', '1;x', '1?x=1', '1#f', '1%3F'),
+    ),
+    weight: 4,
+  },
+  { arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 30 }).map(encodeURIComponent), weight: 1 },
+  { arbitrary: fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String), weight: 1 },
+);
+
 export function idArbitrary(): fc.Arbitrary<string> {
   const own = generators.get(owner.accountId)!.map((g) => g.id);
   const theirs = generators.get(stranger.accountId)!.map((g) => g.id);
   return fc.oneof(
     { arbitrary: fc.constantFrom(...own, ...theirs).map(String), weight: 8 },
-    { arbitrary: fc.constantFrom(...own).map((n) => `%3${String(n)[0]}${String(n).slice(1)}`), weight: 1 },
-    { arbitrary: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }).map(String), weight: 1 },
-    {
-      arbitrary: fc.oneof(
-        hostileNumberText.map(encodeURIComponent),
-        fc.constantFrom('%2F', '1%2F2', '%20', '%00', '%', '%zz', '%E0%A4%A', '%F0%9F%98%80', '..', '.', '%2e%2e', '1;x', '1?x=1', '1#f', '1%3F'),
-      ),
-      weight: 4,
-    },
-    { arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 30 }).map(encodeURIComponent), weight: 1 },
-    { arbitrary: fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String), weight: 1 },
+    { arbitrary: fc.constantFrom(...own).map(encodedId), weight: 1 },
+    { arbitrary: strangeIds, weight: 7 },
   );
 }
 

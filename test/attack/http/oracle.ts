@@ -53,6 +53,25 @@ export function positiveInteger(text: string): number | undefined {
   return Number.isSafeInteger(value) ? value : undefined;
 }
 
+/**
+ * The record id a path `/v1.0/<collection>/{id}` reaches, or why not: `no-route` (the gateway's
+ * 404) or `bad-id` (400). The segment is decoded as the gateway does; a malformed escape stays as sent.
+ */
+export function idPathTarget(collection: string, path: string): { kind: 'no-route' } | { kind: 'bad-id' } | { kind: 'id'; id: number } {
+  const { pathname } = new URL(path, 'http://localhost');
+  const prefix = `/v1.0/${collection}/`;
+  const segment = pathname.startsWith(prefix) ? pathname.slice(prefix.length) : '';
+  if (segment === '' || segment.includes('/')) return { kind: 'no-route' };
+  let decoded = segment;
+  try {
+    decoded = decodeURIComponent(segment);
+  } catch {
+    /* kept as sent */
+  }
+  const id = positiveInteger(decoded);
+  return id === undefined ? { kind: 'bad-id' } : { kind: 'id', id };
+}
+
 /** `limit`: an integer 1–1000, written plainly. */
 function pageLimit(text: string): number | undefined {
   const value = positiveInteger(text);

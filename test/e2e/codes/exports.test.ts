@@ -1,3 +1,4 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAccount } from '../../support/accounts.ts';
@@ -8,6 +9,8 @@ import { startTestWebhooks } from '../../support/local-webhooks.ts';
 import type { LocalWebhooks } from '../../../local/webhooks.ts';
 import { findExport } from '../../../functions/data/exports.ts';
 import { presignedGet } from '../../../functions/runtime/storage.ts';
+import { documents } from '../../../functions/runtime/clients.ts';
+import { tableName } from '../../../functions/runtime/config.ts';
 
 /**
  * Exports over HTTP, end to end: POST /v1.0/codegen/{id}/exports → the writeExports worker (the
@@ -237,6 +240,23 @@ describe('exports', () => {
     }
     const noBody = await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${generator}/exports`, { token: ctx.account.token });
     expect(noBody.status, noBody.text).toBe(202);
+    // A body that is not JSON is not "no body", even when String.prototype.trim() would empty it
+    // (found by test/attack/codes/bulk-fuzz.test.ts: a lone no-break space was answered 202).
+    for (const body of ['\ufeff', '\u00a0', ' \u2028 ']) {
+      const refused = await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${generator}/exports`, { token: ctx.account.token, body });
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect(refused.json.errors[0].message).toMatch(/not valid JSON/);
+    }
+    expect((await call(ctx.api, 'core', 'POST', `/v1.0/codegen/${generator}/exports`, { token: ctx.account.token, body: ' \r\n\t' })).status).toBe(202);
+    // The two accepted, and nothing of the refused ones.
+    const { Items } = await documents.send(
+      new QueryCommand({
+        TableName: tableName('exports'),
+        KeyConditionExpression: 'account_id = :a',
+        ExpressionAttributeValues: { ':a': ctx.account.accountId },
+      }),
+    );
+    expect(Items).toHaveLength(2);
 
     const stranger = await newAccount();
     const theirs = await createExport(generator, {}, {}, stranger.token);
