@@ -32,16 +32,16 @@ import { npmStart, type NpmStart } from '../../support/npm-start.ts';
  * and recorded chunks (UpdateItem): a lost chunk record is redone, which is the case under test.
  *
  * Sized for time, on a 2-core machine shared with other work, where a freshly started DynamoDB
- * Local on disk takes 25 to 50 conditional puts a second: 600 codes (ISSUANCE_JOB_KILL_CODES) in
- * chunks of 25 (ISSUANCE_JOB_CHUNK_SIZE; a job under 5,000 codes is otherwise 5 chunks that all
+ * Local on disk takes 20 to 50 conditional puts a second: 300 codes (ISSUANCE_JOB_KILL_CODES) in
+ * chunks of 15 (ISSUANCE_JOB_CHUNK_SIZE; a job under 5,000 codes is otherwise 5 chunks that all
  * finish at about the same time, leaving no "some recorded, some half-written" moment), 4 puts
  * in flight per chunk (ISSUANCE_JOB_PUTS_IN_FLIGHT; 16 by default: 80 puts queued at a cold
  * DynamoDB Local on a loaded machine answer after more than the client's 2 s, the chunk fails
  * and comes back only after the queue's 360 s, as in AWS: the job pauses, which is not what this
  * test is about). Budget: 45 s; most of it is npm start booting twice (DynamoDB Local's JVM).
  */
-const COUNT = Number(process.env.ISSUANCE_JOB_KILL_CODES ?? 600);
-const CHUNK = 25;
+const COUNT = Number(process.env.ISSUANCE_JOB_KILL_CODES ?? 300);
+const CHUNK = 15;
 const PREFIX = 'killjob-';
 const names = tableNamesWithPrefix(PREFIX);
 const accountId = localSettings().devAccountId;
