@@ -11,7 +11,7 @@ import { worker } from '#runtime/worker-chain';
 import type { CodeSettings } from './code-shapes.ts';
 import { generatorSettings } from './generator-settings.ts';
 import { jobCandidate } from './issuance-job-codes.ts';
-import { sendJobChunks, sendJobStartAgain, type IssuanceJobMessage } from './issuance-job-messages.ts';
+import { sendAgainAfterFailure, sendJobChunks, sendJobStartAgain, type IssuanceJobMessage } from './issuance-job-messages.ts';
 import { allOrFirstError } from './side-by-side.ts';
 
 /**
@@ -32,9 +32,10 @@ import { allOrFirstError } from './side-by-side.ts';
  * already written never read as issued (no issuance record); they stay in the table as items no
  * issuance may take again (docs/bulk.md, "A failed job").
  *
- * A message that fails (a throttled or unreachable table) is reported and comes back after the
- * queue's visibility timeout, five times at most before the dead-letter queue (alarm; the job
- * then waits, `running`, until the message is redriven: docs/operations.md).
+ * A message that fails (a throttled or unreachable table) sends a copy of itself 2, 4, 8, then
+ * 16 s later (issuance-job-messages.ts, sendAgainAfterFailure); after those it is reported and
+ * comes back after the queue's visibility timeout, five times at most before the dead-letter
+ * queue (alarm; the job then waits, `running`, until the message is redriven: docs/operations.md).
  */
 export const handler = worker('queue', 'runIssuanceJobs').handler(async (event) => {
   const failed: string[] = [];
@@ -64,20 +65,27 @@ const EXHAUSTED =
 class SpaceExhausted extends Error {}
 
 async function handled(record: SQSRecord): Promise<boolean> {
-  let names: Record<string, number> = {};
+  let message: IssuanceJobMessage | undefined;
   try {
-    const message = JSON.parse(record.body) as IssuanceJobMessage;
-    names = { account_id: message.account_id, issuance_job_id: message.job_id, ...(message.kind === 'chunk' ? { chunk: message.chunk } : {}) };
+    message = JSON.parse(record.body) as IssuanceJobMessage;
     if (message.kind === 'start') await start(message);
     else await runChunk(message);
     return true;
   } catch (error) {
-    logger.error('issuance job message not done; the queue hands it over again', {
-      ...names,
-      error_code: 'issuance_job_stalled',
-      receive_count: Number(record.attributes.ApproximateReceiveCount),
-      error: error as Error,
-    });
+    const names = message
+      ? {
+          account_id: message.account_id,
+          issuance_job_id: message.job_id,
+          ...(message.kind === 'chunk' ? { chunk: message.chunk } : {}),
+          retry: message.retry ?? 0,
+        }
+      : {};
+    const details = { ...names, receive_count: Number(record.attributes.ApproximateReceiveCount), error: error as Error };
+    if (message && (await sendAgainAfterFailure(message))) {
+      logger.warn('issuance job message not done; a copy is sent again in a few seconds', { ...details, error_code: 'issuance_job_retried' });
+      return true;
+    }
+    logger.error('issuance job message not done; the queue hands it over again', { ...details, error_code: 'issuance_job_stalled' });
     return false;
   }
 }

@@ -317,7 +317,7 @@ export function bannerCommands(log: string): string[] {
 const MARK = '\x1e';
 
 export const COMMAND_TIMEOUT_MS = 120_000;
-/** A command of a ```console slow block: the README's job of 100,000 codes took NN minutes with `npm start`. */
+/** A command of a ```console slow block: the README's job of 100,000 codes took 26 minutes with `npm start` on a loaded machine. */
 const SLOW_COMMAND_TIMEOUT_MS = 3_600_000;
 /** Whether ```console slow blocks run (TILLGATE_DOCS_SLOW=1). */
 const runsSlowExamples = () => process.env.TILLGATE_DOCS_SLOW === '1';

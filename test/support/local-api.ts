@@ -34,7 +34,7 @@ export function useLocalApi() {
   beforeAll(async () => {
     context.api = await startTestApi();
   });
-  afterAll(() => context.api.close());
+  afterAll(() => context.api?.close());
   beforeEach(async () => {
     context.account = await newAccount();
   });

@@ -37,10 +37,10 @@ export async function startTestWebhooks(
  * file's tests, closed after. Returns a getter of the running stand-ins, for tests that send to a
  * queue themselves.
  */
-export function useQueueWorkers(): () => LocalWebhooks {
+export function useQueueWorkers(options: { visibilityMs?: number } = {}): () => LocalWebhooks {
   let workers: LocalWebhooks | undefined;
   beforeAll(async () => {
-    workers = await startTestWebhooks({ streams: false });
+    workers = await startTestWebhooks({ ...options, streams: false });
   });
   afterAll(async () => {
     await workers?.close();

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { BatchWriteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { dynamodb, documents } from '../../../functions/runtime/clients.ts';
+import { dynamodb, documents, MAX_ATTEMPTS } from '../../../functions/runtime/clients.ts';
 import { tableName } from '../../../functions/runtime/config.ts';
 import { winterPromotion } from '../../support/fixtures.ts';
 import { call } from '../../support/http.ts';
@@ -36,7 +36,9 @@ console.info(`issuance-jobs seed ${seed} (replay: FUZZ_SEED=${seed})`);
 const random = seededRandom(seed);
 
 const ctx = useLocalApi();
-const workers = useQueueWorkers();
+// The queue's visibility as long as AWS's (360 s): a message that failed comes back only as the
+// worker's own copy (sendAgainAfterFailure, seconds later), so a test whose job completes shows it.
+const workers = useQueueWorkers({ visibilityMs: 360_000 });
 afterEach(() => vi.restoreAllMocks());
 
 const transport = (dynamodb.config as unknown as { requestHandler: DynamoTransport }).requestHandler;
@@ -196,21 +198,22 @@ describe('issuance jobs under attack', () => {
     expect(await counter(`codes-issued#${ctx.account.accountId}`)).toBe(600);
   });
 
-  it('a worker cut off midway and copies of its chunk messages are resumed, not doubled: exactly count codes, one per slot', async () => {
+  it('a worker cut off midway and copies of its chunk messages are resumed within seconds (not after the 360 s visibility), not doubled: exactly count codes, one per slot', async () => {
     const id = await createGenerator({ generation_type: 'tillgate', code_length: 8, prefix: 'K-' });
-    // After 20 of the job's puts have passed, the next 60 fail (an internal error, every SDK
-    // attempt): the chunks in flight then throw half-written, and their messages come back.
+    // Every SDK attempt of the first put of slots 20-29 (chunk 0) and 170-179 (chunk 3) fails (an
+    // internal error): those two chunks throw half-written, and their messages are not done.
     const passThrough = transport.handle.bind(transport);
-    const seen = { passed: 0, failed: 0 };
+    const failing = new Set([...Array.from({ length: 10 }, (_, i) => 20 + i), ...Array.from({ length: 10 }, (_, i) => 170 + i)]);
+    const attempts = new Map<number, number>();
+    const seen = { failed: 0 };
     let jobId = -1;
     vi.spyOn(transport, 'handle').mockImplementation(async (req, options) => {
       const raw = (req as { body?: string | Uint8Array }).body ?? '';
       const body = typeof raw === 'string' ? raw : Buffer.from(raw).toString('utf8');
       if (req.headers['x-amz-target'] !== 'DynamoDB_20120810.PutItem' || !body.includes(`"issuance_id":{"N":"${jobId}"}`)) return passThrough(req, options);
-      if (seen.passed < 20 || seen.failed >= 60) {
-        seen.passed++;
-        return passThrough(req, options);
-      }
+      const slot = Number(/"slot":\{"N":"(\d+)"\}/.exec(body)?.[1]);
+      if (!failing.has(slot) || (attempts.get(slot) ?? 0) >= MAX_ATTEMPTS) return passThrough(req, options);
+      attempts.set(slot, (attempts.get(slot) ?? 0) + 1);
       seen.failed++;
       return {
         response: {
@@ -227,9 +230,10 @@ describe('issuance jobs under attack', () => {
     await workers().queues.issuanceJobs.send([copy(1), copy(2), copy(2)]);
     const job = await untilDone(jobId);
     expect(job).toMatchObject({ status: 'completed', issued: 200, count: 200 });
-    expect(seen.failed).toBe(60);
-    // 1 start + 4 chunks + 3 copies, and the messages that failed handed back (1 s after their
-    // failure: possibly after a copy of the same chunk completed the job).
+    expect(seen.failed).toBe(failing.size * MAX_ATTEMPTS);
+    // 1 start + 4 chunks + 3 copies, and the copies the failed messages sent of themselves (2 s
+    // after their failure: possibly after a copy of the same chunk completed the job). Without
+    // them the failed chunks would wait out the 360 s visibility, past untilDone's 90 s.
     for (const until = Date.now() + 15_000; workers().queues.issuanceJobs.received - received <= 8 && Date.now() < until; ) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
