@@ -254,8 +254,23 @@ function assertInstalled() {
   }
 }
 
-/** `npm start`'s entry, local/start.ts, in a scratch checkout on free ports. */
+/**
+ * `npm start`'s entry, local/start.ts, in a scratch checkout on free ports. A port found free can
+ * be taken by another process before the stack listens on it (a CI run: `Port 33867 is already in
+ * use`, a test file's server on an ephemeral port in between): the stack is then started again on
+ * other ports, up to 3 times.
+ */
 export async function startStack(timeoutMs = 90_000): Promise<Stack> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startStackOnce(timeoutMs);
+    } catch (error) {
+      if (attempt >= 3 || !/is already in use/.test(String(error))) throw error;
+    }
+  }
+}
+
+async function startStackOnce(timeoutMs: number): Promise<Stack> {
   assertInstalled();
   const dir = scratchCheckout();
   const ports = await distinctFreePorts();
