@@ -58,7 +58,15 @@ async function startStack(): Promise<Stack> {
 }
 
 beforeAll(async () => {
-  stack = await startStack();
+  // The S3 port found free can be taken before the stack listens on it: start again, up to 3 times.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      stack = await startStack();
+      return;
+    } catch (error) {
+      if (attempt >= 3 || !/already in use/.test(String(error))) throw error;
+    }
+  }
 });
 afterAll(async () => {
   if (stack) {

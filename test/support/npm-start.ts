@@ -36,7 +36,22 @@ export interface NpmStart {
 
 const READY = 'Ctrl-C stops everything.';
 
+/**
+ * A port found free can be taken by another process before the stack listens on it (`Port N is
+ * already in use`, or DynamoDB Local's `Address already in use`): started again on other ports,
+ * up to 3 times.
+ */
 export async function npmStart(directory: string, options: { tablePrefix: string; env?: Readonly<Record<string, string>> }): Promise<NpmStart> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await npmStartOnce(directory, options);
+    } catch (error) {
+      if (attempt >= 3 || !/already in use/.test(String(error))) throw error;
+    }
+  }
+}
+
+async function npmStartOnce(directory: string, options: { tablePrefix: string; env?: Readonly<Record<string, string>> }): Promise<NpmStart> {
   const child: ChildProcess = spawn(join('node_modules', '.bin', 'tsx'), [join('local', 'start.ts')], {
     env: {
       ...process.env,
