@@ -44,7 +44,9 @@ import { fuzzSeed, seededRandom, send, type RawResponse } from '../support.ts';
  * separately: an event of a 2xx missing from the feed is counted as lost by DynamoDB Local, and
  * printed, only when its answer came between LOSS_WINDOW_MS before and 1 s after a kill, or when it
  * is the `codes.released` of a void whose sale's redemption was lost so (the void released
- * nothing); any other missing event fails the test.
+ * nothing); any other missing event fails the test. Likewise the one answer other than a 2xx or a
+ * `503` that such a loss explains: issuing codes of a generator whose creation was lost so is `404`
+ * (CI run of 2026-11-26 15:05 UTC, seed 1971225349: generator 105 answered 201 7 ms before a kill).
  *
  * Time: most of it is DynamoDB Local's JVM starting (once, then after each kill: 10–28 s on the
  * shared 2-core machine) and the visibility the copies wait out. A longer run by hand:
@@ -423,7 +425,12 @@ describe('soak: tills and back offices under load, DynamoDB Local killed with SI
     );
 
     expect(failures, 'requests that got no answer').toEqual([]);
-    const wrong = answers.filter((a) => !(a.status < 300 || (a.status === 503 && a.retryAfter)));
+    // Issuing codes of a generator whose creation DynamoDB Local lost at a kill (its 201 counted
+    // as lost above) finds no generator: that 404 follows the loss, as a refused redemption does.
+    const lostCreations = new Set(lost.map((p) => p.what));
+    const followsLostCreation = (a: (typeof answers)[number]) =>
+      a.status === 404 && a.what.startsWith('issue codes of ') && lostCreations.has(`create generator ${a.what.slice('issue codes of '.length)}`);
+    const wrong = answers.filter((a) => !(a.status < 300 || (a.status === 503 && a.retryAfter) || followsLostCreation(a)));
     expect(
       wrong.map((a) => `${a.what}: ${a.status} ${a.text}`),
       'answers other than a 2xx or a 503 with Retry-After',
