@@ -1,7 +1,6 @@
-import type { SQSRecord } from 'aws-lambda';
 import { findIssuance, finalisePendingCode, forgetPendingCodes } from '#data/codes';
 import { logger } from '#runtime/observability';
-import { worker } from '#runtime/worker-chain';
+import { messageWorker } from '#runtime/message-worker';
 import { checkAgainLater, type FinalisationCheck } from './issuance-finalisation.ts';
 import { allOrFirstError } from './side-by-side.ts';
 
@@ -19,34 +18,30 @@ const SIDE_BY_SIDE = 10;
  *   redemption's state, then the redeemed state its uses call for), then the record stops naming
  *   them. Every step is safe to repeat, so a second copy of the message, a retry after a failure,
  *   the request's own late finalisation and a redemption racing it all end in the same state.
- * A message that fails is reported (partial batch response) and comes back after the queue's
+ * A message that fails sends a copy of itself 2, 4, 8, then 16 s later (#runtime/message-worker,
+ * as every message worker); after those it is reported and comes back after the queue's
  * visibility timeout, five times at most before its dead-letter queue, which has an alarm.
  */
-export const handler = worker('queue', 'finaliseIssuances').handler(async (event) => {
-  const failed: string[] = [];
-  for (const record of event.Records) {
-    if (!(await checked(record))) failed.push(record.messageId);
-  }
-  return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
-});
+export const handler = messageWorker<FinalisationCheck>(
+  'finaliseIssuances',
+  (check) => finaliseIssuance(check, names(check)),
+  ({ message, error, retry, next }) => {
+    logger.warn(
+      next.by === 'copy'
+        ? `pending codes of an issuance not finalised yet; a copy of the check is sent again in ${next.delaySeconds} s`
+        : 'pending codes of an issuance not finalised yet; the queue hands the check over again',
+      {
+        ...(message ? names(message) : {}),
+        error_code: 'issuance_not_finalised',
+        retry,
+        ...(next.by === 'queue' ? { receive_count: next.receiveCount } : {}),
+        error,
+      },
+    );
+  },
+);
 
-async function checked(record: SQSRecord): Promise<boolean> {
-  let names: Record<string, number> = {};
-  try {
-    const check = JSON.parse(record.body) as FinalisationCheck;
-    names = { account_id: check.account_id, code_generator_id: check.code_generator_id, issuance_id: check.issuance_id };
-    await finaliseIssuance(check, names);
-    return true;
-  } catch (error) {
-    logger.error('pending codes of an issuance not finalised yet; the queue hands the check over again', {
-      ...names,
-      error_code: 'issuance_not_finalised',
-      receive_count: Number(record.attributes.ApproximateReceiveCount),
-      error: error as Error,
-    });
-    return false;
-  }
-}
+const names = (check: FinalisationCheck) => ({ account_id: check.account_id, code_generator_id: check.code_generator_id, issuance_id: check.issuance_id });
 
 async function finaliseIssuance(check: FinalisationCheck, names: Record<string, number>): Promise<void> {
   const now = Date.now();

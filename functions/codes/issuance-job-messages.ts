@@ -11,13 +11,12 @@ import { queueConfigured, sendToQueue } from '#runtime/queue-client';
  *   there never will be one.
  * - `chunk`: the codes of one chunk written, then the chunk recorded once on the job; the
  *   message that records the last chunk completes the job.
- * Every message is safe to handle twice or side by side with a copy of itself. `retry` counts the
- * copies sent after a failure (sendAgainAfterFailure).
+ * Every message is safe to handle twice or side by side with a copy of itself (a failed message
+ * sends copies of itself: #runtime/message-worker, `retry`).
  */
-export type IssuanceJobMessage = (
+export type IssuanceJobMessage =
   | { readonly kind: 'start'; readonly account_id: number; readonly job_id: number; readonly settles_at: number }
-  | { readonly kind: 'chunk'; readonly account_id: number; readonly job_id: number; readonly chunk: number }
-) & { readonly retry?: number };
+  | { readonly kind: 'chunk'; readonly account_id: number; readonly job_id: number; readonly chunk: number };
 
 /** ISSUANCE_JOB_CHUNK_SIZE: one size for every job (the tests'). */
 const FIXED_CHUNK_SIZE = Math.floor(numberFromEnv('ISSUANCE_JOB_CHUNK_SIZE', 0));
@@ -55,31 +54,6 @@ export async function sendJobStart(accountId: number, jobId: number, remainingMs
 /** A start that found no job yet, a second later. */
 export async function sendJobStartAgain(message: IssuanceJobMessage & { kind: 'start' }): Promise<void> {
   await sendToQueue('issuanceJobs', [{ body: JSON.stringify(message), delaySeconds: 1 }]);
-}
-
-/**
- * Copies a failed message sends of itself before the queue's own redelivery takes over: their
- * delays are 2, 4, 8 and 16 s, then the message is reported failed, comes back after the
- * visibility timeout (360 s) and goes to the dead-letter queue after 5 receives.
- */
-const QUICK_RETRIES = 4;
-
-/**
- * A message whose handling failed (a throttled or unreachable table), sent again with a short
- * delay: a failed message would otherwise wait out the queue's visibility timeout, 360 s, and a
- * job with one throttled chunk would stand still for six minutes. The copy carries `retry` one
- * higher. Returns false when the message has had its quick retries (the queue's redelivery and
- * the dead-letter queue take over) or the send fails.
- */
-export async function sendAgainAfterFailure(message: IssuanceJobMessage): Promise<boolean> {
-  const retry = message.retry ?? 0;
-  if (retry >= QUICK_RETRIES) return false;
-  try {
-    await sendToQueue('issuanceJobs', [{ body: JSON.stringify({ ...message, retry: retry + 1 }), delaySeconds: 2 ** (retry + 1) }]);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export async function sendJobChunks(accountId: number, jobId: number, chunks: readonly number[]): Promise<void> {

@@ -1,4 +1,3 @@
-import type { SQSRecord } from 'aws-lambda';
 import { giveBackToCodeQuota } from '#data/code-quota';
 import { newJobCodeItem, putIssuance, putJobCode } from '#data/codes';
 import { newEvent, putEvent } from '#data/events';
@@ -7,11 +6,11 @@ import { chunkLength, chunksOf, completeIssuanceJob, failIssuanceJob, findIssuan
 import { writeTogether } from '#data/transactions';
 import { numberFromEnv } from '#runtime/config';
 import { logger } from '#runtime/observability';
-import { worker } from '#runtime/worker-chain';
+import { messageWorker } from '#runtime/message-worker';
 import type { CodeSettings } from './code-shapes.ts';
 import { generatorSettings } from './generator-settings.ts';
 import { jobCandidate } from './issuance-job-codes.ts';
-import { sendAgainAfterFailure, sendJobChunks, sendJobStartAgain, type IssuanceJobMessage } from './issuance-job-messages.ts';
+import { sendJobChunks, sendJobStartAgain, type IssuanceJobMessage } from './issuance-job-messages.ts';
 import { allOrFirstError } from './side-by-side.ts';
 
 /**
@@ -33,17 +32,32 @@ import { allOrFirstError } from './side-by-side.ts';
  * issuance may take again (docs/bulk.md, "A failed job").
  *
  * A message that fails (a throttled or unreachable table) sends a copy of itself 2, 4, 8, then
- * 16 s later (issuance-job-messages.ts, sendAgainAfterFailure); after those it is reported and
+ * 16 s later (#runtime/message-worker, as every message worker); after those it is reported and
  * comes back after the queue's visibility timeout, five times at most before the dead-letter
  * queue (alarm; the job then waits, `running`, until the message is redriven: docs/operations.md).
  */
-export const handler = worker('queue', 'runIssuanceJobs').handler(async (event) => {
-  const failed: string[] = [];
-  for (const record of event.Records) {
-    if (!(await handled(record))) failed.push(record.messageId);
-  }
-  return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
-});
+export const handler = messageWorker<IssuanceJobMessage>(
+  'runIssuanceJobs',
+  async (message) => {
+    if (message.kind === 'start') await start(message);
+    else await runChunk(message);
+  },
+  ({ message, error, retry, next }) => {
+    const details = {
+      ...(message ? { account_id: message.account_id, issuance_job_id: message.job_id, ...(message.kind === 'chunk' ? { chunk: message.chunk } : {}) } : {}),
+      retry,
+      error,
+    };
+    if (next.by === 'copy')
+      logger.warn(`issuance job message not done; a copy is sent again in ${next.delaySeconds} s`, { ...details, error_code: 'issuance_job_retried' });
+    else
+      logger.error('issuance job message not done; the queue hands it over again', {
+        ...details,
+        receive_count: next.receiveCount,
+        error_code: 'issuance_job_stalled',
+      });
+  },
+);
 
 /** Candidates one slot tries before the job counts its space as exhausted. */
 const ATTEMPTS = 64;
@@ -63,32 +77,6 @@ const EXHAUSTED =
   "The code space is exhausted: too few codes of this generator's shape are left free in the account to issue that many; issue fewer, or use a longer code_length";
 
 class SpaceExhausted extends Error {}
-
-async function handled(record: SQSRecord): Promise<boolean> {
-  let message: IssuanceJobMessage | undefined;
-  try {
-    message = JSON.parse(record.body) as IssuanceJobMessage;
-    if (message.kind === 'start') await start(message);
-    else await runChunk(message);
-    return true;
-  } catch (error) {
-    const names = message
-      ? {
-          account_id: message.account_id,
-          issuance_job_id: message.job_id,
-          ...(message.kind === 'chunk' ? { chunk: message.chunk } : {}),
-          retry: message.retry ?? 0,
-        }
-      : {};
-    const details = { ...names, receive_count: Number(record.attributes.ApproximateReceiveCount), error: error as Error };
-    if (message && (await sendAgainAfterFailure(message))) {
-      logger.warn('issuance job message not done; a copy is sent again in a few seconds', { ...details, error_code: 'issuance_job_retried' });
-      return true;
-    }
-    logger.error('issuance job message not done; the queue hands it over again', { ...details, error_code: 'issuance_job_stalled' });
-    return false;
-  }
-}
 
 async function start(message: IssuanceJobMessage & { kind: 'start' }): Promise<void> {
   const job = await findIssuanceJob(message.account_id, message.job_id);

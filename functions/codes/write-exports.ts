@@ -1,19 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { SQSRecord } from 'aws-lambda';
 import { completeExport, failExport, findExport, type ExportRecord } from '#data/exports';
 import { newEvent, putEvent } from '#data/events';
 import { freshIdCollided, nextId } from '#data/ids';
 import { writeTogether } from '#data/transactions';
-import { workers } from '#functions/workers';
 import { logger } from '#runtime/observability';
 import { uploadStream } from '#runtime/storage';
-import { worker } from '#runtime/worker-chain';
+import { messageWorker } from '#runtime/message-worker';
 import { exportStream } from './export-csv.ts';
 import { RECORD_WAIT_MS, sendExportMessage, type ExportMessage } from './export-messages.ts';
-
-const trigger = workers.find((row) => row.name === 'writeExports')!.trigger;
-/** Receives of one message before its dead-letter queue: the last one fails the export. */
-const LAST_RECEIVE = trigger.kind === 'queue' ? trigger.maxReceiveCount : 1;
 
 /**
  * The `exports` queue → the export's file on S3, then the export completed. For each message,
@@ -26,42 +20,31 @@ const LAST_RECEIVE = trigger.kind === 'queue' ? trigger.maxReceiveCount : 1;
  *   then one transaction completes the export (if still running) naming that object, with its
  *   `export.completed` event. A copy that loses that race leaves an object nobody names, which the
  *   bucket's lifecycle rule deletes.
- * A message that fails is reported (partial batch response) and comes back after the queue's
- * visibility timeout; its last receive marks the export failed, so a client is not left polling
- * an export that nothing will write (the dead-letter queue and its alarm tell on-call).
+ * A message that fails sends a copy of itself 2, 4, 8, then 16 s later (#runtime/message-worker,
+ * as every message worker); after those it is reported and comes back after the queue's
+ * visibility timeout, and its last receive marks the export failed, so a client is not left
+ * polling an export that nothing will write (the dead-letter queue and its alarm tell on-call).
  */
-export const handler = worker('queue', 'writeExports').handler(async (event) => {
-  const failed: string[] = [];
-  for (const record of event.Records) {
-    if (!(await written(record))) failed.push(record.messageId);
-  }
-  return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
-});
-
-async function written(record: SQSRecord): Promise<boolean> {
-  let names: Record<string, number> = {};
-  const receiveCount = Number(record.attributes.ApproximateReceiveCount);
-  try {
-    const message = JSON.parse(record.body) as ExportMessage;
-    names = { account_id: message.account_id, export_id: message.export_id };
-    await writeExport(message, names);
-    return true;
-  } catch (error) {
-    logger.error('export not written; the queue hands it over again', {
-      ...names,
-      error_code: 'export_not_written',
-      receive_count: receiveCount,
-      error: error as Error,
-    });
-    if (receiveCount >= LAST_RECEIVE && names.account_id !== undefined) {
-      const gaveUp = await writeTogether([
-        failExport({ account_id: names.account_id, id: names.export_id! }, 'The export could not be written; create a new one.', new Date()),
-      ]).catch(() => undefined);
-      if (gaveUp?.outcome === 'written') logger.error('export failed after its last attempt', { ...names, error_code: 'export_failed' });
+export const handler = messageWorker<ExportMessage>(
+  'writeExports',
+  (message) => writeExport(message, names(message)),
+  async ({ message, error, retry, next }) => {
+    const details = { ...(message ? names(message) : {}), retry, error };
+    if (next.by === 'copy') {
+      logger.warn(`export not written; a copy of its message is sent again in ${next.delaySeconds} s`, { ...details, error_code: 'export_retried' });
+      return;
     }
-    return false;
-  }
-}
+    logger.error('export not written; the queue hands it over again', { ...details, receive_count: next.receiveCount, error_code: 'export_not_written' });
+    if (next.lastReceive && message) {
+      const gaveUp = await writeTogether([
+        failExport({ account_id: message.account_id, id: message.export_id }, 'The export could not be written; create a new one.', new Date()),
+      ]).catch(() => undefined);
+      if (gaveUp?.outcome === 'written') logger.error('export failed after its last attempt', { ...names(message), error_code: 'export_failed' });
+    }
+  },
+);
+
+const names = (message: ExportMessage) => ({ account_id: message.account_id, export_id: message.export_id });
 
 async function writeExport(message: ExportMessage, names: Record<string, number>): Promise<void> {
   const record = await findExport(message.account_id, message.export_id);

@@ -37,7 +37,7 @@ const random = seededRandom(seed);
 
 const ctx = useLocalApi();
 // The queue's visibility as long as AWS's (360 s): a message that failed comes back only as the
-// worker's own copy (sendAgainAfterFailure, seconds later), so a test whose job completes shows it.
+// worker's own copy (#runtime/message-worker, seconds later), so a test whose job completes shows it.
 const workers = useQueueWorkers({ visibilityMs: 360_000 });
 afterEach(() => vi.restoreAllMocks());
 
