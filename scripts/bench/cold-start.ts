@@ -3,8 +3,9 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { hosts, type HostId } from '../../functions/routes.ts';
 import { tables, type TableId } from '../../functions/tables.ts';
+import { buckets, type BucketSpec } from '../../functions/buckets.ts';
 import { queues, type QueueSpec } from '../../functions/queues.ts';
-import { secrets, type SecretSpec } from '../../functions/secrets.ts';
+import { keys, secrets, type KeySpec, type SecretSpec } from '../../functions/secrets.ts';
 import { OPERATION_METADATA_KEY } from '../../infra/bundles.ts';
 import { matchRoute, toProxyEvent } from '../../local/server.ts';
 import type { TableNames } from '../../local/dynamodb.ts';
@@ -37,15 +38,20 @@ export function functionEnvironment(cdkOut: string, operationId: string, names: 
       const environment: Record<string, string> = {};
       for (const [name, value] of Object.entries(variables)) {
         const table = (Object.keys(tables) as TableId[]).find((id) => tables[id].envVar === name);
-        const secret = Object.values<SecretSpec>(secrets).find((spec) => spec.arnEnvVar === name);
+        // A secret's or a key's ARN (a token of the deployed secret or KMS key) becomes its local
+        // value, as startLocalStack hands it to the in-process functions.
+        const secret = [...Object.values<SecretSpec>(secrets), ...Object.values<KeySpec>(keys)].find((spec) => spec.arnEnvVar === name);
         if (table) environment[name] = names[table];
         // A queue's URL is left out (the template's is a token of the deployed queue): no
         // cold-start request sends to a queue.
         else if (Object.values<QueueSpec>(queues).some((queue) => queue.envVar === name)) continue;
-        // A secret's ARN (a token of the deployed secret) becomes its value on the local stack, as
-        // startLocalStack hands it to the in-process functions.
         else if (secret) environment[secret.localEnvVar] = requiredEnv(secret.localEnvVar);
-        else if (typeof value === 'string') environment[name] = value;
+        // A bucket's name (a token of the deployed bucket) becomes the local S3's bucket, and the
+        // local S3's endpoint comes with it, as startLocalStack hands them to the functions.
+        else if (Object.values<BucketSpec>(buckets).some((bucket) => bucket.envVar === name)) {
+          environment[name] = requiredEnv(name);
+          environment.S3_ENDPOINT = requiredEnv('S3_ENDPOINT');
+        } else if (typeof value === 'string') environment[name] = value;
         else
           throw new Error(
             `bench: ${operationId}'s environment variable ${name} is not a string in the template (${JSON.stringify(value)}): teach cold-start.ts to resolve it`,

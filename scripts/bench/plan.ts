@@ -87,10 +87,35 @@ function leaves(value: unknown, path: Path = [], into: Leaves = new Map()): Leav
   return into;
 }
 
+/**
+ * The second recording's calls in the first's order, where they differ only in order: calls a
+ * handler makes side by side (the codes list's two Queries and its issuance lookups) reach
+ * DynamoDB in either order. Each call of `a` takes the first unused call of `b` with its
+ * operation, table, index and shape; when one finds none, `b` is returned as recorded (and
+ * buildPlan refuses the pair).
+ */
+function inOrderOf(a: Recording, b: Recording): Recording {
+  const signature = (call: WireCall) => {
+    const request = call.request as { TableName?: string; IndexName?: string };
+    return JSON.stringify([call.target, request.TableName, request.IndexName, [...leaves(toDocument(call.request)).keys()].sort()]);
+  };
+  const unused = b.calls.map((call) => ({ call, signature: signature(call), taken: false }));
+  const calls: WireCall[] = [];
+  for (const call of a.calls) {
+    const wanted = signature(call);
+    const match = unused.find((candidate) => !candidate.taken && candidate.signature === wanted);
+    if (!match) return b;
+    match.taken = true;
+    calls.push(match.call);
+  }
+  return unused.every((candidate) => candidate.taken) ? { ...b, calls } : b;
+}
+
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
-export function buildPlan(operationId: string, variant: string, a: Recording, b: Recording): Plan {
+export function buildPlan(operationId: string, variant: string, a: Recording, recorded: Recording): Plan {
   const describe = (r: Recording) => r.calls.map((c) => c.target).join(', ');
+  const b = inOrderOf(a, recorded);
   if (describe(a) !== describe(b)) {
     throw new Error(`${operationId} (${variant}): two requests of one scenario made different calls: [${describe(a)}] and [${describe(b)}]`);
   }

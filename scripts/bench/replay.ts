@@ -95,8 +95,9 @@ export function replayer(plan: Plan, commands: Commands, send: Send): (input: Ht
   for (const step of plan.steps) {
     if (!commands[step.command]) throw new Error(`replay: no ${step.command} given for ${plan.operationId}`);
   }
-  const unique = { next: Math.floor(Math.random() * 1e6) * 1e6 };
+  const counter = { next: Math.floor(Math.random() * 1e6) * 1e6 };
   return async (input) => {
+    const unique: Unique = { counter, seen: new Map() };
     const outputs: unknown[] = [];
     const sent: unknown[] = [];
     for (const step of plan.steps) {
@@ -116,7 +117,17 @@ export function replayer(plan: Plan, commands: Commands, send: Send): (input: Ht
   };
 }
 
-function fill(how: Fill, input: HttpInput, outputs: unknown[], unique: { next: number }, sent: unknown[] = []): unknown {
+/**
+ * Fresh numbers for one replayed call: a recorded number that nothing explained gets one, the same
+ * wherever it appears in the call (an issuance id on each of its codes, then in the finalisation's
+ * condition), as the handler used one id there.
+ */
+interface Unique {
+  readonly counter: { next: number };
+  readonly seen: Map<number, number>;
+}
+
+function fill(how: Fill, input: HttpInput, outputs: unknown[], unique: Unique, sent: unknown[] = []): unknown {
   switch (how.from) {
     case 'input':
       return getAt(input, how.path);
@@ -138,8 +149,11 @@ function fill(how: Fill, input: HttpInput, outputs: unknown[], unique: { next: n
     }
     case 'random':
       return Math.random().toString(36).slice(2, 10);
-    case 'unique-number':
-      return how.base + ++unique.next;
+    case 'unique-number': {
+      const fresh = unique.seen.get(how.base) ?? how.base + ++unique.counter.next;
+      unique.seen.set(how.base, fresh);
+      return fresh;
+    }
     case 'text':
       return how.parts.map((part) => (typeof part === 'string' ? part : String(fill(part, input, outputs, unique, sent)))).join('');
   }

@@ -60,3 +60,34 @@ describe('findBundles', () => {
     expect(() => findBundles(path.join(PROJECT_ROOT, 'no-such-cdk-out'))).toThrow(/npm run synth/);
   });
 });
+
+describe("the bench's cold-start environments (scripts/bench/cold-start.ts)", () => {
+  it("resolves every route's environment from the template: tables, secrets, keys and buckets to their local stand-ins, queues left out", async () => {
+    const { functionEnvironment } = await import('../../scripts/bench/cold-start.ts');
+    const { buckets } = await import('#functions/buckets');
+    const { keys, secrets } = await import('#functions/secrets');
+    const localValues = [...Object.values(secrets), ...Object.values(keys)].map((spec) => spec.localEnvVar);
+    const standIns = [...localValues, ...Object.values(buckets).map((bucket) => bucket.envVar), 'S3_ENDPOINT'];
+    const saved = Object.fromEntries(standIns.map((name) => [name, process.env[name]]));
+    for (const name of standIns) process.env[name] = `local-${name}`;
+    try {
+      const names = Object.fromEntries(Object.keys(tables).map((id) => [id, `bench-${id}`])) as Record<keyof typeof tables, string>;
+      for (const route of routes) {
+        // It used to stop the whole bench at the first token it could not resolve (a bucket, a KMS key).
+        const environment = functionEnvironment(cdkOut, route.operationId, names);
+        for (const [name, value] of Object.entries(environment)) expect(typeof value, `${route.operationId} ${name}`).toBe('string');
+        for (const table of Object.keys(route.tables)) {
+          expect(environment[tables[table as keyof typeof tables].envVar], `${route.operationId} ${table}`).toBe(`bench-${table}`);
+        }
+      }
+      const exported = functionEnvironment(cdkOut, 'getExport', names);
+      expect(exported).toMatchObject({ EXPORTS_BUCKET: 'local-EXPORTS_BUCKET', S3_ENDPOINT: 'local-S3_ENDPOINT' });
+      expect(functionEnvironment(cdkOut, 'createWebhookEndpoint', names)).toMatchObject({ TILLGATE_WEBHOOK_SECRETS_KEY: 'local-TILLGATE_WEBHOOK_SECRETS_KEY' });
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
+});

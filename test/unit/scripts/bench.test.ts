@@ -148,6 +148,60 @@ describe('bench replay plans', () => {
     expect(item.expires_at - Math.floor(Date.now() / 1000)).toBeGreaterThan(86_000);
   });
 
+  it('gives a number nothing explains one fresh value per replayed call, the same wherever the call uses it', async () => {
+    // An issuance id on a pending code, then in its finalisation's condition: the same id in one
+    // call (a fresh one each time would fail the condition), another in the next call.
+    const plan = {
+      operationId: 'issueCodes',
+      variant: 'pending',
+      answer: { statusCode: 201, headers: {}, body: '' },
+      steps: [
+        {
+          command: 'PutCommand',
+          target: 'PutItem',
+          input: { Item: { issuance_id: 101 } },
+          holes: [{ at: ['Item', 'issuance_id'], fill: { from: 'unique-number', base: 101 } }],
+          output: {},
+        },
+        {
+          command: 'UpdateCommand',
+          target: 'UpdateItem',
+          input: { ExpressionAttributeValues: { ':issuance': 101, ':other': 7 } },
+          holes: [
+            { at: ['ExpressionAttributeValues', ':issuance'], fill: { from: 'unique-number', base: 101 } },
+            { at: ['ExpressionAttributeValues', ':other'], fill: { from: 'unique-number', base: 7 } },
+          ],
+          output: {},
+        },
+      ],
+    } as unknown as Parameters<typeof replayer>[0];
+    const sent: any[] = [];
+    class Command {
+      constructor(readonly input: unknown) {}
+    }
+    const replay = replayer(plan, { PutCommand: class extends Command {}, UpdateCommand: class extends Command {} }, async (command: any) => {
+      sent.push(command.input);
+      return {};
+    });
+    const input = httpInput('/v1.0/codegen/1/codes', {}, {}, null);
+    await replay(input);
+    await replay(input);
+    const [put1, update1, put2, update2] = sent;
+    expect(update1.ExpressionAttributeValues[':issuance']).toBe(put1.Item.issuance_id);
+    expect(update2.ExpressionAttributeValues[':issuance']).toBe(put2.Item.issuance_id);
+    expect(put2.Item.issuance_id).not.toBe(put1.Item.issuance_id);
+    expect(update1.ExpressionAttributeValues[':other']).not.toBe(put1.Item.issuance_id);
+  });
+
+  it('takes two recordings whose side-by-side calls reached DynamoDB in another order, and follows the first', () => {
+    const first = recording('P-1', 100, 0);
+    const second = recording('P-2', 101, 0);
+    const swapped = { ...second, calls: [second.calls[1]!, second.calls[0]!, second.calls[2]!] };
+    const plan = buildPlan('voidTransaction', 'new', first, swapped);
+    expect(plan.steps.map((step) => step.command)).toEqual(['GetCommand', 'UpdateCommand', 'TransactWriteCommand']);
+    expect(plan.steps[0]!.holes.map((hole) => hole.at)).toEqual([['Key', 'k']]);
+  });
+
   it('refuses two recordings that made different calls', () => {
     const a = recording('P-1', 100, 0);
     const b = { ...recording('P-2', 101, 0), calls: recording('P-2', 101, 0).calls.slice(0, 1) };
