@@ -26,18 +26,9 @@ export const handler = messageWorker<FinalisationCheck>(
   'finaliseIssuances',
   (check) => finaliseIssuance(check, names(check)),
   ({ message, error, retry, next }) => {
-    logger.warn(
-      next.by === 'copy'
-        ? `pending codes of an issuance not finalised yet; a copy of the check is sent again in ${next.delaySeconds} s`
-        : 'pending codes of an issuance not finalised yet; the queue hands the check over again',
-      {
-        ...(message ? names(message) : {}),
-        error_code: 'issuance_not_finalised',
-        retry,
-        ...(next.by === 'queue' ? { receive_count: next.receiveCount } : {}),
-        error,
-      },
-    );
+    const details = { ...(message ? names(message) : {}), error_code: 'issuance_not_finalised', retry, error };
+    if (next.by === 'copy') logger.warn(`pending codes of an issuance not finalised yet; a copy of the check is sent again in ${next.delaySeconds} s`, details);
+    else logger.error('pending codes of an issuance not finalised yet; the queue hands the check over again', { ...details, receive_count: next.receiveCount });
   },
 );
 

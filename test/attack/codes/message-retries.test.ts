@@ -95,6 +95,13 @@ const copiesOf = (queue: QueueId, body: object) =>
     .filter((message) => message.body === JSON.stringify(body));
 const logged = (code: string) => captured.filter((line) => line.includes(`"error_code":"${code}"`)).map((line) => JSON.parse(line) as Record<string, unknown>);
 
+/** Each worker's log codes: a copy sent, and the message left to its queue. */
+const LOG_CODES = {
+  issuanceJobs: { copy: 'issuance_job_retried', queue: 'issuance_job_stalled' },
+  exports: { copy: 'export_retried', queue: 'export_not_written' },
+  issuanceFinalisation: { copy: 'issuance_not_finalised', queue: 'issuance_not_finalised' },
+} as const;
+
 describe('every message worker retries a failed message within seconds', () => {
   it('an export whose first attempts fail is written by a copy of its message seconds later, not after the 30-minute visibility', async () => {
     const id = await generatorWithCodes(5);
@@ -152,6 +159,18 @@ describe('every message worker retries a failed message within seconds', () => {
     expect(await handlers[queue](last, context)).toEqual({ batchItemFailures: [{ itemIdentifier: last.Records[0]!.messageId }] });
     expect(copiesOf(queue, { ...spent, retry: spent.retry + 1 })).toEqual([]);
     expect(failed.count).toBeGreaterThanOrEqual(5);
+    // Logged in the worker's own words: a WARN per copy, an ERROR when the queue takes over.
+    const codes = LOG_CODES[queue];
+    expect(
+      logged(codes.copy)
+        .filter((line) => line.level === 'WARN')
+        .map((line) => line.retry),
+    ).toEqual([0, 1, 2, 3]);
+    expect(
+      logged(codes.queue)
+        .filter((line) => line.level === 'ERROR')
+        .map((line) => [line.retry, line.receive_count]),
+    ).toEqual([[4, 1]]);
   });
 
   it('a body that is not JSON, and a copy the queue refuses, are reported at once', async () => {
