@@ -33,7 +33,10 @@ export function messageWorker<M extends object>(
     for (const record of event.Records) {
       let message: (M & QuickRetry) | undefined;
       try {
-        message = JSON.parse(record.body) as M & QuickRetry;
+        const parsed: unknown = JSON.parse(record.body);
+        // Only an object is a message (and can carry `retry`): anything else is reported as it is.
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('The message body is not a JSON object');
+        message = parsed as M & QuickRetry;
         await handle(message, record);
       } catch (error) {
         const next = await nextAttempt(message, record);
@@ -60,7 +63,7 @@ type NextAttempt =
   | { readonly by: 'queue'; readonly receiveCount: number; readonly lastReceive: boolean };
 
 export interface MessageFailure<M> {
-  /** Undefined when the body was not JSON. */
+  /** Undefined when the body was not a JSON object. */
   readonly message: (M & QuickRetry) | undefined;
   readonly error: Error;
   /** The failed message's own count (0 for the original). */

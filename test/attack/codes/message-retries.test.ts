@@ -173,10 +173,17 @@ describe('every message worker retries a failed message within seconds', () => {
     ).toEqual([[4, 1]]);
   });
 
-  it('a body that is not JSON, and a copy the queue refuses, are reported at once', async () => {
+  it('a body that is not a JSON object, and a copy the queue refuses, are reported at once', async () => {
     const notJson = event({});
     notJson.Records[0]!.body = 'not json';
     expect(await handlers.exports(notJson, context)).toEqual({ batchItemFailures: [{ itemIdentifier: notJson.Records[0]!.messageId }] });
+    for (const body of ['5', 'null', '[1]', '"text"']) {
+      const notObject = event({});
+      notObject.Records[0]!.body = body;
+      expect(await handlers.issuanceFinalisation(notObject, context), body).toEqual({
+        batchItemFailures: [{ itemIdentifier: notObject.Records[0]!.messageId }],
+      });
+    }
     failRequestsOf(ctx.account.accountId);
     const url = process.env.EXPORTS_QUEUE_URL!;
     process.env.EXPORTS_QUEUE_URL = `${url}-no-such-queue`;
