@@ -10,6 +10,9 @@ import type { ErrorCode } from '../../functions/http/errors.ts';
 import { MAX_BODY_BYTES } from '../../functions/http/limits.ts';
 import { PROMOTION_SHARDS } from '../../functions/tables.ts';
 import { DEFAULT_BACKOFF_MS, DEFAULT_MAX_FAILED_STARTS } from '../../local/dynamodb-supervisor.ts';
+import { queues } from '../../functions/queues.ts';
+import { workers } from '../../functions/workers.ts';
+import { QUICK_RETRY_DELAYS_SECONDS } from '../../functions/runtime/message-worker.ts';
 import { codeBlocks, parsePage } from '../../scripts/docs/walkthrough.ts';
 
 /**
@@ -251,6 +254,14 @@ const sources = (dir: string): string[] =>
         : [],
   );
 
+const ORDINALS = ['zeroth', 'first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth'];
+/** The quick copies' delays as a page writes them: "2, 4, 8, then 16" with `, then `. */
+const delays = (last: string) => `${QUICK_RETRY_DELAYS_SECONDS.slice(0, -1).join(', ')}${last}${QUICK_RETRY_DELAYS_SECONDS.at(-1)}`;
+const receivesOf = (name: string) => {
+  const trigger = workers.find((worker) => worker.name === name)!.trigger;
+  return trigger.kind === 'queue' ? trigger.maxReceiveCount : 0;
+};
+
 describe('numbers the pages state about the system', () => {
   /** Each default the code reads a setting with: numberFromEnv('X', n) in functions/, port('X', n) in local/. */
   const codeDefaults = () => {
@@ -310,6 +321,30 @@ describe('numbers the pages state about the system', () => {
     ['docs/api.md', `\`TIMEOUT_RESERVE_MS\` (${codeDefaults().get('TIMEOUT_RESERVE_MS')! / 1000} s)`, 'functions TIMEOUT_RESERVE_MS'],
     ['docs/api.md', `a call makes at most ${codeDefaults().get('DYNAMODB_MAX_ATTEMPTS')}\nattempts`, 'DYNAMODB_MAX_ATTEMPTS'],
     ['docs/api.md', `\`EVENT_RETENTION_DAYS\` (default ${codeDefaults().get('EVENT_RETENTION_DAYS')})`, 'EVENT_RETENTION_DAYS'],
+    // The message workers' quick copies (functions/runtime/message-worker.ts) and the queues' own redelivery (functions/queues.ts).
+    ['docs/api.md', `a copy of its message ${delays(', then ')} s later`, 'QUICK_RETRY_DELAYS_SECONDS'],
+    ['docs/issuance-jobs.md', `a copy of itself ${delays(', then ')} s later`, 'QUICK_RETRY_DELAYS_SECONDS'],
+    ['docs/operations.md', `a copy of itself ${delays(' or ')} s\nlater`, 'QUICK_RETRY_DELAYS_SECONDS'],
+    ['docs/operations.md', `a copy of itself ${delays(' or ')} s later) and \`export_not_written\``, 'QUICK_RETRY_DELAYS_SECONDS'],
+    ['docs/operations.md', `\`retry\` 0 to ${QUICK_RETRY_DELAYS_SECONDS.length - 1} where the check sent a copy`, 'QUICK_RETRY_DELAYS_SECONDS'],
+    ['docs/operations.md', `\`receive_count\` on the ${ORDINALS[QUICK_RETRY_DELAYS_SECONDS.length + 1]} failure in a row`, 'QUICK_RETRY_DELAYS_SECONDS'],
+    ['docs/security.md', `a copy of itself ${delays(' and ')} s later`, 'QUICK_RETRY_DELAYS_SECONDS'],
+    ['docs/api.md', `queue's visibility (${queues.exports.visibilityTimeoutSeconds / 60} minutes)`, 'queues.exports'],
+    ['docs/operations.md', `the queue's ${queues.exports.visibilityTimeoutSeconds / 60}-minute visibility`, 'queues.exports'],
+    ['docs/operations.md', `after its ${queues.issuanceFinalisation.visibilityTimeoutSeconds / 60}-minute visibility`, 'queues.issuanceFinalisation'],
+    ['docs/operations.md', `not the queue's ${queues.issuanceJobs.visibilityTimeoutSeconds / 60}-minute`, 'queues.issuanceJobs'],
+    ['docs/issuance-jobs.md', `the queue's ${queues.issuanceJobs.visibilityTimeoutSeconds} s visibility`, 'queues.issuanceJobs'],
+    [
+      'docs/security.md',
+      `(${[queues.issuanceJobs, queues.exports, queues.issuanceFinalisation]
+        .map((queue) => queue.visibilityTimeoutSeconds / 60)
+        .join(', ')
+        .replace(/, (?=\d+$)/, ' or ')} minutes)`,
+      'functions/queues.ts',
+    ],
+    ['docs/api.md', `its ${ORDINALS[receivesOf('writeExports')]} receive that fails marks the export \`failed\``, 'writeExports maxReceiveCount'],
+    ['docs/decisions.md', `copies of the message (${QUICK_RETRY_DELAYS_SECONDS.join(', ')} s later`, 'QUICK_RETRY_DELAYS_SECONDS'],
+    ['docs/decisions.md', `(the ${ORDINALS[receivesOf('writeExports')]} receive) marks the export \`failed\``, 'writeExports maxReceiveCount'],
   ])('%s states %j (%s)', (page, phrase) => {
     expect(read(page)).toContain(phrase);
   });
